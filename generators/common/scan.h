@@ -1,0 +1,63 @@
+// Exclusive prefix sums, written as algorithms (both give identical integers;
+// the schedule's target decides which one a variant uses, through the
+// `scan_block` GeneratorParam).
+#pragma once
+
+#include "Halide.h"
+
+namespace livebound::scan {
+
+// out(0) = 0, out(i + 1) = out(i) + value(i) for i in [0, n): a recurrence.
+// One serial loop: the right shape for a CPU, the wrong one for a GPU.
+inline void define_serial(Halide::Func out, const Halide::Func &value, const Halide::Expr &n) {
+    Halide::Var i{"i"};
+    out(i) = 0;
+    Halide::RDom r(0, n, "scan_r");
+    out(r + 1) = out(r) + value(r);
+}
+
+// The same sums as a two-level blocked scan, every element independent:
+//   block_total(k) = sum of value over [k*block, (k+1)*block)
+//   out(i)         = sum of block_total(k) for k < i / block
+//                  + sum of value(j) for j in [(i / block) * block, i)
+// Each out(i) costs at most n / block + block additions and no element depends on
+// another, so a GPU computes all of them at once (SGLang's kernel walks the batch
+// in one thread: ~55 ns per request). `value` must be defined (zero or not) for
+// indices past n-1 inside the last block; `padded` below provides that.
+// Returns the intermediate Funcs so that a schedule can place them.
+struct Blocked {
+    Halide::Func block_total;   // (k): sum of block k
+    Halide::Func before_block;  // (i): sum of the blocks before i's block
+    Halide::Func block_head;    // (i): sum of i's block up to, excluding, i
+};
+inline Blocked define_blocked(Halide::Func out, const Halide::Func &padded_value,
+                              const Halide::Expr &n, int block) {
+    Halide::Var i{"i"}, k{"k"};
+    Blocked f{Halide::Func{"block_total"}, Halide::Func{"before_block"}, Halide::Func{"block_head"}};
+    Halide::RDom in_block(0, block, "in_block");
+    f.block_total(k) = 0;
+    f.block_total(k) += padded_value(k * block + in_block);
+
+    Halide::RDom earlier(0, (n + block - 1) / block, "earlier");
+    earlier.where(earlier < i / block);
+    f.before_block(i) = 0;
+    f.before_block(i) += f.block_total(earlier);
+
+    Halide::RDom head(0, block, "head");
+    head.where(head < i % block);
+    f.block_head(i) = 0;
+    f.block_head(i) += padded_value((i / block) * block + head);
+
+    out(i) = f.before_block(i) + f.block_head(i);
+    return f;
+}
+
+// value(i) for i in [0, n), zero elsewhere (indices clamped for bounds inference).
+inline Halide::Func padded(const Halide::Func &value, const Halide::Expr &n) {
+    Halide::Var i{"i"};
+    Halide::Func p{"padded_" + value.name()};
+    p(i) = Halide::select(i < n, value(Halide::clamp(i, 0, n - 1)), 0);
+    return p;
+}
+
+}  // namespace livebound::scan

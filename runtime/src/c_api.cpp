@@ -1,0 +1,56 @@
+// The parts of the C ABI shared by every kernel: errors, devices, version.
+#include <string>
+
+#include "cuda_driver.h"
+#include "errors.h"
+#include "halide_glue.h"
+#include "livebound/livebound.h"
+
+namespace livebound {
+namespace {
+thread_local std::string t_last_error;
+}
+
+lb_status guarded_call(const char *entry_point, void (*body)(const void *), const void *arg) {
+    t_last_error.clear();
+    glue::take_halide_error();
+    try {
+        body(arg);
+        return LB_OK;
+    } catch (const Failure &f) {
+        t_last_error = std::string(entry_point) + ": " + f.what();
+        return f.status;
+    } catch (const std::exception &e) {
+        t_last_error = std::string(entry_point) + ": internal error: " + e.what();
+        return LB_ERROR_KERNEL;
+    }
+}
+
+}  // namespace livebound
+
+extern "C" {
+
+const char *lb_last_error(void) { return livebound::t_last_error.c_str(); }
+
+int32_t lb_cuda_device_count(void) {
+#ifdef LIVEBOUND_WITH_CUDA
+    return livebound::cuda::device_count();
+#else
+    return 0;
+#endif
+}
+
+int lb_cuda_device_available(int32_t index) {
+#ifdef LIVEBOUND_WITH_CUDA
+    std::string error;
+    return index >= 0 && index < livebound::cuda::device_count() &&
+           livebound::cuda::primary_context(index, &error) != nullptr;
+#else
+    (void)index;
+    return 0;
+#endif
+}
+
+const char *lb_version(void) { return LIVEBOUND_VERSION; }
+
+}  // extern "C"

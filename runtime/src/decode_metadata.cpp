@@ -1,0 +1,260 @@
+// K1 normal_decode_set_metadata: validate every argument, pick the AOT variant
+// (target x bounded/full-width x SWA x dtypes, from cmake/kernels.cmake), and call it
+// on the caller's memory with the caller's device and stream.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_driver.h"
+#include "errors.h"
+#include "halide_glue.h"
+#include "livebound/livebound.h"
+#include "validate.h"
+
+#include "livebound/k1_headers.inc"  // generated: every K1 variant's header
+
+namespace livebound {
+namespace {
+
+enum class Target { cpu, cuda };
+
+// One row per AOT library of K1; generated from the manifest.
+struct GatherVariant {
+    Target target;
+    lb_variant form;
+    bool swa;
+    lb_dtype seq_lens_dtype, index_dtype;
+    int (*run)(void **);
+};
+struct ScanVariant {
+    Target target;
+    lb_dtype seq_lens_dtype;
+    int (*run)(void **);
+};
+
+constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
+constexpr bool k_swa = true, k_noswa = false;
+constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64;
+
+const GatherVariant kGatherVariants[] = {
+#define LB_K1_SCAN(target, seq, name)
+#define LB_K1_GATHER(target, form, swa, seq, idx, name) \
+    {Target::target, k_##form, k_##swa, k_##seq, k_##idx, name##_argv},
+#include "livebound/k1_variants.inc"
+#undef LB_K1_GATHER
+#undef LB_K1_SCAN
+};
+const ScanVariant kScanVariants[] = {
+#define LB_K1_GATHER(target, form, swa, seq, idx, name)
+#define LB_K1_SCAN(target, seq, name) {Target::target, k_##seq, name##_argv},
+#include "livebound/k1_variants.inc"
+#undef LB_K1_GATHER
+#undef LB_K1_SCAN
+};
+
+int64_t element(const lb_tensor &t, int64_t i) {
+    const auto *base = static_cast<const char *>(t.data);
+    int64_t offset = i * t.strides[0];
+    if (t.dtype == LB_INT64) return reinterpret_cast<const int64_t *>(base)[offset];
+    return reinterpret_cast<const int32_t *>(base)[offset];
+}
+
+int log2_exact(int64_t v) {
+    int s = 0;
+    while ((int64_t{1} << s) < v) s++;
+    return s;
+}
+
+// Host-visible values (CPU calls only): the indices a kernel would follow must stay
+// inside their tables. On CUDA the same indices are clamped inside the kernel
+// (memory safety) but not checked: reading them here would need a device sync.
+void check_index_values(const lb_decode_metadata_args &a, int64_t bs, int page_shift) {
+    const int64_t pool_rows = a.req_to_token.shape[0], ctx = a.req_to_token.shape[1];
+    const bool swa = !validate::is_absent(a.full_to_swa);
+    for (int64_t b = 0; b < bs; b++) {
+        int64_t row = element(a.req_pool_indices, b);
+        if (row < 0 || row >= pool_rows) {
+            bad_argument("req_pool_indices", "req_pool_indices[" + std::to_string(b) + "] = " + std::to_string(row) +
+                                                 " is outside [0, " + std::to_string(pool_rows) + ") (req_to_token rows)");
+        }
+        int32_t kv_len = static_cast<int32_t>(element(a.seq_lens, b)) + a.seq_len_delta;
+        int64_t live = std::min<int64_t>((int64_t{kv_len} + (int64_t{1} << page_shift) - 1) >> page_shift, a.max_seq_pages);
+        if (live <= 0) continue;
+        int64_t last_token = (live - 1) << page_shift;
+        if (last_token >= ctx) {
+            bad_argument("seq_lens", "seq_lens[" + std::to_string(b) + "] + seq_len_delta = " + std::to_string(kv_len) +
+                                         " needs req_to_token column " + std::to_string(last_token) + ", but req_to_token has " +
+                                         std::to_string(ctx) + " columns");
+        }
+        if (!swa) continue;
+        const auto *r2t = static_cast<const int32_t *>(a.req_to_token.data);
+        for (int64_t k = 0; k < live; k++) {
+            int64_t slot = r2t[row * a.req_to_token.strides[0] + (k << page_shift) * a.req_to_token.strides[1]];
+            if (slot < 0 || slot >= a.full_to_swa.shape[0]) {
+                bad_argument("req_to_token", "slot " + std::to_string(slot) + " at [" + std::to_string(row) + ", " +
+                                                 std::to_string(k << page_shift) + "] is outside full_to_swa's [0, " +
+                                                 std::to_string(a.full_to_swa.shape[0]) + ")");
+            }
+        }
+    }
+}
+
+void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &device) {
+    // ---- arguments ----
+    validate::device(device);
+    const bool on_cuda = device.type == LB_DEVICE_CUDA;
+    if (a.variant != LB_BOUNDED && a.variant != LB_FULL_WIDTH) {
+        bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + std::to_string(static_cast<int>(a.variant)));
+    }
+    validate::tensor(a.seq_lens, "seq_lens", {LB_INT32, LB_INT64}, 1);
+    const int64_t bs = a.seq_lens.shape[0];
+    validate::tensor(a.cache_seqlens, "cache_seqlens", {LB_INT32}, 1);
+    validate::extent_at_least(a.cache_seqlens, "cache_seqlens", 0, bs, "bs");
+    validate::tensor(a.cu_seqlens_k, "cu_seqlens_k", {LB_INT32}, 1);
+    validate::extent_at_least(a.cu_seqlens_k, "cu_seqlens_k", 0, bs + 1, "bs + 1");
+    std::vector<std::pair<const lb_tensor *, const char *>> used = {
+        {&a.seq_lens, "seq_lens"}, {&a.cache_seqlens, "cache_seqlens"}, {&a.cu_seqlens_k, "cu_seqlens_k"}};
+
+    const bool gather = !a.skip_page_table;
+    const bool swa = gather && !validate::is_absent(a.full_to_swa);
+    int page_shift = 0;
+    if (gather) {
+        if (a.page_size < 1 || a.page_size > (1 << 20) || (a.page_size & (a.page_size - 1)) != 0) {
+            bad_argument("page_size", "must be a power of two in [1, 2^20], got " + std::to_string(a.page_size));
+        }
+        page_shift = log2_exact(a.page_size);
+        if (a.max_seq_pages < 0 || a.max_seq_pages > INT32_MAX) {
+            bad_argument("max_seq_pages", "must be in [0, 2^31), got " + std::to_string(a.max_seq_pages));
+        }
+        validate::tensor(a.req_pool_indices, "req_pool_indices", {LB_INT32, LB_INT64}, 1);
+        validate::extent_equals(a.req_pool_indices, "req_pool_indices", 0, bs, "bs (seq_lens length)");
+        validate::tensor(a.req_to_token, "req_to_token", {LB_INT32}, 2);
+        if (bs > 0 && (a.req_to_token.shape[0] < 1 || a.req_to_token.shape[1] < 1)) {
+            bad_argument("req_to_token", "must have at least one row and one column");
+        }
+        validate::tensor(a.page_table, "page_table", {LB_INT32}, 2);
+        validate::extent_at_least(a.page_table, "page_table", 0, bs, "bs");
+        validate::extent_at_least(a.page_table, "page_table", 1, a.max_seq_pages, "max_seq_pages");
+        used.insert(used.end(), {{&a.req_pool_indices, "req_pool_indices"},
+                                 {&a.req_to_token, "req_to_token"},
+                                 {&a.page_table, "page_table"}});
+        if (swa) {
+            validate::tensor(a.full_to_swa, "full_to_swa", {LB_INT64}, 1);
+            if (bs > 0 && a.full_to_swa.shape[0] < 1) bad_argument("full_to_swa", "must not be empty");
+            if (validate::is_absent(a.swa_page_table)) {
+                bad_argument("swa_page_table", "is required when full_to_swa is given");
+            }
+            validate::tensor(a.swa_page_table, "swa_page_table", {LB_INT32}, 2);
+            validate::extent_at_least(a.swa_page_table, "swa_page_table", 0, bs, "bs");
+            validate::extent_at_least(a.swa_page_table, "swa_page_table", 1, a.max_seq_pages, "max_seq_pages");
+            used.insert(used.end(), {{&a.full_to_swa, "full_to_swa"}, {&a.swa_page_table, "swa_page_table"}});
+        } else if (!validate::is_absent(a.swa_page_table)) {
+            bad_argument("swa_page_table", "is given but full_to_swa is not (both or neither)");
+        }
+    }
+    if (on_cuda) {
+        for (auto &[t, name] : used) validate::on_cuda_device(*t, name, device.index);
+    } else if (gather) {
+        check_index_values(a, bs, page_shift);
+    }
+
+    // ---- call ----
+    glue::install_hooks();
+    glue::CallContext context{device.index, device.stream};
+    void *user_context = &context;
+    const Target target = on_cuda ? Target::cuda : Target::cpu;
+
+    if (bs == 0) {
+        // Only cu_seqlens_k[0] = 0 to write; Halide pipelines need at least one request.
+        if (!on_cuda) {
+            *static_cast<int32_t *>(a.cu_seqlens_k.data) = 0;
+            return;
+        }
+        cuda::ScopedContext scope(device.index);
+        if (!scope.ok()) throw Failure(LB_ERROR_DEVICE, scope.error());
+        auto r = cuda::driver()->cuMemsetD32Async(reinterpret_cast<cuda::CUdeviceptr>(a.cu_seqlens_k.data), 0, 1,
+                                                   device.stream);
+        if (r != 0) throw Failure(LB_ERROR_DEVICE, cuda::describe("cuMemsetD32Async", r));
+        return;
+    }
+
+    std::string error;
+    auto wrap = [&](glue::WrappedBuffer &buf, const lb_tensor &t, const char *name, int64_t rows, int64_t cols) {
+        halide_dimension_t dims[2];
+        int ndim = t.ndim;
+        if (ndim == 1) {
+            validate::halide_dims_1d(t, rows, dims);
+        } else {
+            validate::halide_dims_2d(t, rows, cols, dims);
+        }
+        if (!buf.wrap(t.data, validate::halide_type(t.dtype), ndim, dims, on_cuda, &context, &error)) {
+            throw Failure(LB_ERROR_DEVICE, std::string("argument '") + name + "': " + error);
+        }
+    };
+    glue::WrappedBuffer seq_lens, cache_seqlens, cu_seqlens_k;
+    wrap(seq_lens, a.seq_lens, "seq_lens", bs, 0);
+    wrap(cache_seqlens, a.cache_seqlens, "cache_seqlens", bs, 0);
+    wrap(cu_seqlens_k, a.cu_seqlens_k, "cu_seqlens_k", bs + 1, 0);
+    int32_t delta = a.seq_len_delta;
+
+    int status = 0;
+    if (!gather || a.max_seq_pages == 0) {
+        // No column to write: the scan-only variant is the whole job.
+        const ScanVariant *v = nullptr;
+        for (const auto &s : kScanVariants) {
+            if (s.target == target && s.seq_lens_dtype == a.seq_lens.dtype) v = &s;
+        }
+        if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K1 scan variant for this target and seq_lens dtype");
+        void *argv[] = {&user_context, seq_lens.get(), &delta, cache_seqlens.get(), cu_seqlens_k.get()};
+        status = v->run(argv);
+    } else {
+        const GatherVariant *v = nullptr;
+        for (const auto &g : kGatherVariants) {
+            if (g.target == target && g.form == a.variant && g.swa == swa && g.seq_lens_dtype == a.seq_lens.dtype &&
+                g.index_dtype == a.req_pool_indices.dtype) {
+                v = &g;
+            }
+        }
+        if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K1 variant for this target, variant, SWA and dtypes");
+        glue::WrappedBuffer req_pool_indices, req_to_token, page_table, full_to_swa, swa_page_table;
+        wrap(req_pool_indices, a.req_pool_indices, "req_pool_indices", bs, 0);
+        wrap(req_to_token, a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1]);
+        wrap(page_table, a.page_table, "page_table", bs, a.max_seq_pages);
+        int32_t max_seq_pages = static_cast<int32_t>(a.max_seq_pages);
+        if (swa) {
+            wrap(full_to_swa, a.full_to_swa, "full_to_swa", a.full_to_swa.shape[0], 0);
+            wrap(swa_page_table, a.swa_page_table, "swa_page_table", bs, a.max_seq_pages);
+            void *argv[] = {&user_context,       seq_lens.get(),       &delta,          req_pool_indices.get(),
+                            req_to_token.get(),  &max_seq_pages,       &page_shift,     full_to_swa.get(),
+                            cache_seqlens.get(), cu_seqlens_k.get(),   page_table.get(), swa_page_table.get()};
+            status = v->run(argv);
+        } else {
+            void *argv[] = {&user_context,      seq_lens.get(),      &delta,        req_pool_indices.get(),
+                            req_to_token.get(), &max_seq_pages,      &page_shift,   cache_seqlens.get(),
+                            cu_seqlens_k.get(), page_table.get()};
+            status = v->run(argv);
+        }
+    }
+    if (status != 0) {
+        throw Failure(on_cuda ? LB_ERROR_DEVICE : LB_ERROR_KERNEL,
+                      "kernel failed (Halide status " + std::to_string(status) + "): " + glue::take_halide_error());
+    }
+}
+
+}  // namespace
+}  // namespace livebound
+
+extern "C" lb_status lb_normal_decode_set_metadata(const lb_decode_metadata_args *args, lb_device device) {
+    struct Call {
+        const lb_decode_metadata_args *args;
+        lb_device device;
+    } call{args, device};
+    return livebound::guarded_call(
+        "lb_normal_decode_set_metadata",
+        [](const void *p) {
+            const auto *c = static_cast<const Call *>(p);
+            if (!c->args) livebound::bad_argument("args", "is null");
+            livebound::run_decode_metadata(*c->args, c->device);
+        },
+        &call);
+}

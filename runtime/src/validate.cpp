@@ -1,0 +1,120 @@
+#include "validate.h"
+
+#include <limits>
+
+#include "cuda_driver.h"
+
+namespace livebound::validate {
+namespace {
+
+bool fits_int32(int64_t v) { return v >= 0 && v <= std::numeric_limits<int32_t>::max(); }
+
+std::string shape_text(const lb_tensor &t) {
+    std::string s = "[";
+    for (int d = 0; d < t.ndim && d < 2; d++) s += (d ? ", " : "") + std::to_string(t.shape[d]);
+    return s + "]";
+}
+
+}  // namespace
+
+const char *dtype_name(lb_dtype dtype) {
+    switch (dtype) {
+    case LB_INT32: return "int32";
+    case LB_INT64: return "int64";
+    case LB_DTYPE_NONE: return "none";
+    }
+    return "unknown";
+}
+
+bool is_absent(const lb_tensor &t) { return t.data == nullptr && t.ndim == 0; }
+
+void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype> dtypes, int ndim) {
+    bool dtype_ok = false;
+    std::string allowed;
+    for (lb_dtype d : dtypes) {
+        dtype_ok |= (t.dtype == d);
+        allowed += (allowed.empty() ? "" : " or ") + std::string(dtype_name(d));
+    }
+    if (!dtype_ok) bad_argument(name, "expected dtype " + allowed + ", got " + dtype_name(t.dtype));
+    if (t.ndim != ndim) {
+        bad_argument(name, "expected " + std::to_string(ndim) + " dimension(s), got " + std::to_string(t.ndim));
+    }
+    int64_t elements = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (!fits_int32(t.shape[d])) {
+            bad_argument(name, "shape " + shape_text(t) + ": dimension " + std::to_string(d) +
+                                   " must be in [0, 2^31)");
+        }
+        if (t.shape[d] > 1 && (t.strides[d] < 1 || t.strides[d] > std::numeric_limits<int32_t>::max())) {
+            bad_argument(name, "stride " + std::to_string(t.strides[d]) + " of dimension " + std::to_string(d) +
+                                   " must be in [1, 2^31)");
+        }
+        elements *= t.shape[d];
+    }
+    if (elements > 0 && t.data == nullptr) bad_argument(name, "data is null but the shape " + shape_text(t) + " is not empty");
+}
+
+void extent_equals(const lb_tensor &t, const char *name, int dim, int64_t n, const char *what_n) {
+    if (t.shape[dim] != n) {
+        bad_argument(name, "shape " + shape_text(t) + ": dimension " + std::to_string(dim) + " must equal " +
+                               what_n + " = " + std::to_string(n));
+    }
+}
+
+void extent_at_least(const lb_tensor &t, const char *name, int dim, int64_t n, const char *what_n) {
+    if (t.shape[dim] < n) {
+        bad_argument(name, "shape " + shape_text(t) + ": dimension " + std::to_string(dim) + " must be at least " +
+                               what_n + " = " + std::to_string(n));
+    }
+}
+
+void device(const lb_device &device) {
+    if (device.type == LB_DEVICE_CPU) return;
+    if (device.type != LB_DEVICE_CUDA) {
+        bad_argument("device", "unknown device type " + std::to_string(static_cast<int>(device.type)));
+    }
+#ifndef LIVEBOUND_WITH_CUDA
+    throw Failure(LB_ERROR_UNSUPPORTED, "argument 'device': this livebound build has no CUDA variants");
+#else
+    if (!cuda::driver()) {
+        throw Failure(LB_ERROR_DEVICE, "argument 'device': CUDA is not available: " + cuda::why_unavailable());
+    }
+    if (device.index < 0 || device.index >= cuda::device_count()) {
+        throw Failure(LB_ERROR_DEVICE, "argument 'device': CUDA device " + std::to_string(device.index) +
+                                           " does not exist (" + std::to_string(cuda::device_count()) +
+                                           " present)");
+    }
+#endif
+}
+
+void on_cuda_device(const lb_tensor &t, const char *name, int device_index) {
+    if (t.data == nullptr) return;  // empty tensor (checked by tensor())
+    const cuda::Driver *d = cuda::driver();
+    auto ptr = reinterpret_cast<cuda::CUdeviceptr>(t.data);
+    unsigned int memory_type = 0;
+    if (d->cuPointerGetAttribute(&memory_type, cuda::kPointerAttributeMemoryType, ptr) != 0 ||
+        (memory_type != cuda::kMemoryTypeDevice && memory_type != cuda::kMemoryTypeUnified)) {
+        bad_argument(name, "is not CUDA device memory (a CUDA call needs device pointers)");
+    }
+    int ordinal = -1;
+    if (d->cuPointerGetAttribute(&ordinal, cuda::kPointerAttributeDeviceOrdinal, ptr) == 0 &&
+        ordinal != device_index) {
+        bad_argument(name, "lives on CUDA device " + std::to_string(ordinal) + ", but the call runs on device " +
+                               std::to_string(device_index));
+    }
+}
+
+halide_type_t halide_type(lb_dtype dtype) {
+    return halide_type_t(halide_type_int, dtype == LB_INT64 ? 64 : 32);
+}
+
+void halide_dims_1d(const lb_tensor &t, int64_t n, halide_dimension_t *dims) {
+    dims[0] = halide_dimension_t(0, static_cast<int32_t>(n), static_cast<int32_t>(t.strides[0] > 0 ? t.strides[0] : 1));
+}
+
+void halide_dims_2d(const lb_tensor &t, int64_t rows, int64_t cols, halide_dimension_t *dims) {
+    dims[0] = halide_dimension_t(0, static_cast<int32_t>(cols), static_cast<int32_t>(t.strides[1] > 0 ? t.strides[1] : 1));
+    dims[1] = halide_dimension_t(0, static_cast<int32_t>(rows), static_cast<int32_t>(t.strides[0] > 0 ? t.strides[0] : 1));
+}
+
+}  // namespace livebound::validate

@@ -1,0 +1,38 @@
+// Argument checks shared by every kernel's entry point. Each throws a Failure whose
+// message names the argument.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "HalideRuntime.h"
+#include "errors.h"
+#include "livebound/livebound.h"
+
+namespace livebound::validate {
+
+const char *dtype_name(lb_dtype dtype);
+bool is_absent(const lb_tensor &t);  // all zeros: an optional tensor not given
+
+// dtype in `dtypes`, ndim as given, shapes >= 0 and within int32, strides >= 1 on
+// every dimension longer than one, data non-null when the tensor has elements.
+void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype> dtypes, int ndim);
+
+// shape[dim] == n (exact) or >= n (at_least).
+void extent_equals(const lb_tensor &t, const char *name, int dim, int64_t n, const char *what_n);
+void extent_at_least(const lb_tensor &t, const char *name, int dim, int64_t n, const char *what_n);
+
+// The device: its type, and for CUDA that the device exists and can be used.
+void device(const lb_device &device);
+
+// CUDA calls: the tensor's memory is CUDA memory of `device_index` (checked with
+// cuPointerGetAttribute, a host-side query: no sync, allowed during capture).
+void on_cuda_device(const lb_tensor &t, const char *name, int device_index);
+
+// Halide's view of the first `rows` x `cols` (or `n`) elements: dims innermost first.
+halide_type_t halide_type(lb_dtype dtype);
+void halide_dims_1d(const lb_tensor &t, int64_t n, halide_dimension_t *dims);
+void halide_dims_2d(const lb_tensor &t, int64_t rows, int64_t cols, halide_dimension_t *dims);
+
+}  // namespace livebound::validate

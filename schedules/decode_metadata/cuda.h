@@ -1,0 +1,55 @@
+// K1 on CUDA. Decisions, each with its reason:
+#pragma once
+
+#include "stages.h"
+
+namespace livebound::decode_metadata {
+
+inline void schedule_cuda(Stages &s, const Knobs &k) {
+    using namespace Halide;
+    Var bo{"bo"}, bi{"bi"}, io{"io"}, ii{"ii"}, ko{"ko"}, ki{"ki"};
+    Var chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"};
+
+    // 1. cache_seqlens: one thread per request.
+    s.cache_seqlens.gpu_tile(s.b, bo, bi, k.scan_threads, TailStrategy::GuardWithIf);
+
+    // 2. cu_seqlens_k: the blocked scan (scan_block > 0 in the manifest), one thread per
+    //    entry; every block first computes all block totals into shared memory, one
+    //    thread per total. No thread walks the batch.
+    Var i = s.cu_seqlens_k.args()[0];
+    s.cu_seqlens_k.gpu_tile(i, io, ii, k.scan_threads, TailStrategy::GuardWithIf);
+    scan::Blocked &scan = s.blocked_scan;
+    if (scan.block_total.defined()) {
+        Var kk = scan.block_total.args()[0];
+        scan.block_total.compute_at(s.cu_seqlens_k, io)
+            .split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf)
+            .gpu_threads(ki);
+        scan.block_total.update().split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf)
+            .gpu_threads(ki);
+        // The per-entry partial sums live in the entry's thread.
+        scan.before_block.compute_at(s.cu_seqlens_k, ii);
+        scan.block_head.compute_at(s.cu_seqlens_k, ii);
+    }
+
+    if (!s.page_table.defined()) return;
+    auto place = [&](Func f) {
+        if (k.full_grid) {
+            // 3a. Full grid: one block per (column chunk, request) over the whole width;
+            //     dead blocks exit through the (block-uniform) live predicate.
+            f.gpu_tile(s.column, s.b, chunk, bo, ci, bi, k.col_threads, 1, TailStrategy::GuardWithIf);
+        } else {
+            // 3b. Compact grid: col_groups blocks per request; block `group` owns chunks
+            //     group, group + col_groups, ...; each thread loops over its chunks
+            //     serially, so Halide trims that loop to the live page count.
+            f.split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
+                .split(chunk, co, group, k.col_groups, TailStrategy::GuardWithIf)
+                .reorder(ci, co, group, s.b)
+                .gpu_blocks(group, s.b)
+                .gpu_threads(ci);
+        }
+    };
+    place(s.page_table);
+    if (s.swa_page_table.defined()) place(s.swa_page_table);
+}
+
+}  // namespace livebound::decode_metadata

@@ -1,0 +1,29 @@
+// What the K1 schedules act on: the generator's Funcs and Vars, and the named knobs.
+#pragma once
+
+#include "Halide.h"
+#include "common/scan.h"
+
+namespace livebound::decode_metadata {
+
+// Schedule knobs. Defaults are the reviewed values; the CMake manifest and autotune/
+// may override them per variant through GeneratorParams of the same names.
+struct Knobs {
+    int col_threads = 128;  // CUDA: threads per block along the page-table columns
+    int col_groups = 8;     // CUDA (compact grid): blocks per request, columns interleaved
+    bool full_grid = false; // CUDA: one block per column chunk over the whole width
+    int scan_threads = 256; // CUDA: threads per block of the seqlen / prefix-sum kernel
+};
+
+struct Stages {
+    Halide::Func kv_len;          // (b): L_b
+    Halide::Func cache_seqlens;   // output (b)
+    Halide::Func cu_seqlens_k;    // output (i), i in [0, bs]
+    scan::Blocked blocked_scan;   // blocked scan only; undefined Funcs for the serial scan
+    Halide::Func page_table;      // output (column, b), undefined without page gather
+    Halide::Func swa_page_table;  // output (column, b), undefined without SWA
+    Halide::Func page_slot;       // (column, b): req_to_token slot of the page's first token
+    Halide::Var b, column;
+};
+
+}  // namespace livebound::decode_metadata

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs what is missing and builds livebound. Idempotent and quiet when done:
+#   - Debian packages: compiler, Ninja, GoogleTest, Google Benchmark, LLVM's FileCheck
+#   - ./.venv with the pinned wheels of requirements.txt (Halide 21, CMake)
+#   - configure (once) and build into ./build
+# Used by ./run; not meant to be called by hand (but it may be).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+log() { echo "[setup] $*" >&2; }
+
+# ---- Debian packages ----
+packages=(g++ ninja-build googletest libgtest-dev libbenchmark-dev llvm-14-tools python3 python3-venv)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# python3-venv is only needed when the interpreter on PATH lacks a working venv module.
+if [[ " ${missing[*]} " == *" python3-venv "* ]] && python3 -c "import venv, ensurepip" 2>/dev/null; then
+    missing=("${missing[@]/python3-venv}")
+fi
+if [[ " ${missing[*]} " == *" python3 "* ]] && command -v python3 >/dev/null; then
+    missing=("${missing[@]/python3}")
+fi
+read -r -a missing <<<"${missing[*]}"
+if ((${#missing[@]})); then
+    log "installing Debian packages: ${missing[*]}"
+    sudo_cmd=""
+    [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# ---- project-local virtual environment with the pinned wheels ----
+stamp=".venv/.requirements.sha256"
+want="$(sha256sum requirements.txt | cut -d' ' -f1)"
+if [[ ! -x .venv/bin/python || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
+    log "creating .venv with $(tr '\n' ' ' <requirements.txt | sed 's/#[^ ]* //g')"
+    python3 -m venv .venv
+    .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+    echo "$want" >"$stamp"
+fi
+
+# ---- configure and build ----
+halide_cmake="$(.venv/bin/python -c 'import halide, os; print(os.path.join(os.path.dirname(halide.__file__), "lib64", "cmake"))')"
+filecheck="$(command -v FileCheck || echo /usr/lib/llvm-14/bin/FileCheck)"
+if [[ ! -f build/build.ninja ]]; then
+    log "configuring build/"
+    .venv/bin/cmake -S . -B build -G Ninja -Wno-dev \
+        -DHalide_DIR="$halide_cmake/Halide" -DHalideHelpers_DIR="$halide_cmake/HalideHelpers" \
+        -DLIVEBOUND_FILECHECK="$filecheck" >/dev/null
+fi
+jobs="${LIVEBOUND_JOBS:-$(nproc)}"
+if ! out="$(.venv/bin/cmake --build build -j "$jobs" 2>&1)"; then
+    echo "$out" >&2
+    exit 1
+fi
+grep -q "no work to do" <<<"$out" || log "built build/"
