@@ -10,6 +10,11 @@ if (LIVEBOUND_CUDA)
 endif ()
 
 set(_lb_gen_dir "${CMAKE_BINARY_DIR}/generated/livebound")
+
+# Schedule knobs of the CUDA variants (GeneratorParams of schedules/decode_metadata/).
+# The reviewed values are the defaults in schedules/decode_metadata/stages.h;
+# autotune/ overrides them here in its own build directories.
+set(LIVEBOUND_K1_CUDA_KNOBS "" CACHE STRING "Extra K1 CUDA GeneratorParams, e.g. col_groups=32")
 set(_lb_k1_table "")
 set(_lb_k1_headers "")
 
@@ -19,14 +24,16 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
     # (32-entry blocks) on the GPU. schedules/decode_metadata/ says why.
     if (target STREQUAL "cuda")
         set(scan_block 32)
+        separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K1_CUDA_KNOBS}")
     else ()
         set(scan_block 0)
+        set(knobs "")
     endif ()
     foreach (seq IN ITEMS int32 int64)
         string(REPLACE "int" "" s ${seq})
         set(name lb_k1_${target}_scan_s${s})
         livebound_add_kernel(${name} GENERATOR decode_metadata TARGET ${target}
-                             PARAMS gather_pages=false seq_lens.type=${seq} scan_block=${scan_block})
+                             PARAMS gather_pages=false seq_lens.type=${seq} scan_block=${scan_block} ${knobs})
         string(APPEND _lb_k1_table "LB_K1_SCAN(${target}, ${seq}, ${name})\n")
         string(APPEND _lb_k1_headers "#include \"${name}.h\"\n")
         foreach (idx IN ITEMS int32 int64)
@@ -50,7 +57,7 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                                          LARGE_BUFFERS
                                          PARAMS gather_pages=true with_swa=${with_swa}
                                                 bounded=${bounded} seq_lens.type=${seq}
-                                                index_type=${idx} scan_block=${scan_block})
+                                                index_type=${idx} scan_block=${scan_block} ${knobs})
                     string(APPEND _lb_k1_table
                            "LB_K1_GATHER(${target}, ${form}, ${swa}, ${seq}, ${idx}, ${name})\n")
                     string(APPEND _lb_k1_headers "#include \"${name}.h\"\n")

@@ -35,11 +35,11 @@ public:
     // Prefix-sum algorithm: 0 = serial recurrence; > 0 = blocked scan with this block.
     GeneratorParam<int> scan_block{"scan_block", 0};
 
-    // ---- schedule knobs (see schedules/decode_metadata/) ----
-    GeneratorParam<int> col_threads{"col_threads", 128};
-    GeneratorParam<int> col_groups{"col_groups", 8};
-    GeneratorParam<bool> full_grid{"full_grid", false};
-    GeneratorParam<int> scan_threads{"scan_threads", 256};
+    // ---- schedule knobs: defaults are the reviewed values of schedules/decode_metadata ----
+    GeneratorParam<int> col_threads{"col_threads", decode_metadata::Knobs{}.col_threads};
+    GeneratorParam<int> col_groups{"col_groups", decode_metadata::Knobs{}.col_groups};
+    GeneratorParam<bool> full_grid{"full_grid", decode_metadata::Knobs{}.full_grid};
+    GeneratorParam<int> scan_threads{"scan_threads", decode_metadata::Knobs{}.scan_threads};
 
     // [bs] int32 | int64 (type set by the `seq_lens.type` GeneratorParam): kv length before delta.
     Input<Buffer<void, 1>> seq_lens{"seq_lens"};
@@ -80,6 +80,14 @@ public:
     }
 
     void generate() {
+        // Interface: 1-D tensors may be strided views (e.g. a column of a larger torch
+        // tensor); 2-D tables keep Halide's default unit column stride.
+        seq_lens.dim(0).set_stride(Expr());
+        cache_seqlens.dim(0).set_stride(Expr());
+        cu_seqlens_k.dim(0).set_stride(Expr());
+        if (gather_pages) req_pool_indices->dim(0).set_stride(Expr());
+        if (with_swa) full_to_swa->dim(0).set_stride(Expr());
+
         Expr bs = seq_lens.dim(0).extent();
 
         // L_b: the kv length the attention kernel uses.
@@ -87,9 +95,9 @@ public:
         cache_seqlens(b) = kv_len(b);
 
         if (scan_block > 0) {
-            blocked_scan = scan::define_blocked(cu_seqlens_k, scan::padded(kv_len, bs), bs, scan_block);
+            blocked_scan = scan::define_blocked(cu_seqlens_k, scan::padded(kv_len, bs), bs, scan_block, b);
         } else {
-            scan::define_serial(cu_seqlens_k, kv_len, bs);
+            scan::define_serial(cu_seqlens_k, kv_len, bs, b);
         }
 
         if (gather_pages) define_page_tables();

@@ -9,8 +9,8 @@ namespace livebound::scan {
 
 // out(0) = 0, out(i + 1) = out(i) + value(i) for i in [0, n): a recurrence.
 // One serial loop: the right shape for a CPU, the wrong one for a GPU.
-inline void define_serial(Halide::Func out, const Halide::Func &value, const Halide::Expr &n) {
-    Halide::Var i{"i"};
+// `i` names out's dimension (a schedule fusing out with another Func needs the names to match).
+inline void define_serial(Halide::Func out, const Halide::Func &value, const Halide::Expr &n, const Halide::Var &i) {
     out(i) = 0;
     Halide::RDom r(0, n, "scan_r");
     out(r + 1) = out(r) + value(r);
@@ -31,8 +31,8 @@ struct Blocked {
     Halide::Func block_head;    // (i): sum of i's block up to, excluding, i
 };
 inline Blocked define_blocked(Halide::Func out, const Halide::Func &padded_value,
-                              const Halide::Expr &n, int block) {
-    Halide::Var i{"i"}, k{"k"};
+                              const Halide::Expr &n, int block, const Halide::Var &i) {
+    Halide::Var k{"k"};
     Blocked f{Halide::Func{"block_total"}, Halide::Func{"before_block"}, Halide::Func{"block_head"}};
     Halide::RDom in_block(0, block, "in_block");
     f.block_total(k) = 0;

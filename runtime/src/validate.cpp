@@ -51,6 +51,10 @@ void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype
         }
         elements *= t.shape[d];
     }
+    // Tables keep unit column stride (what the kernels were compiled for); 1-D tensors may be strided.
+    if (ndim == 2 && t.shape[1] > 1 && t.strides[1] != 1) {
+        bad_argument(name, "the column stride must be 1 (rows of contiguous columns), got " + std::to_string(t.strides[1]));
+    }
     if (elements > 0 && t.data == nullptr) bad_argument(name, "data is null but the shape " + shape_text(t) + " is not empty");
 }
 

@@ -42,7 +42,8 @@ typedef struct lb_device {
 } lb_device;
 
 /* A strided view of caller memory. shape/strides are row-major (torch order),
- * strides in elements. An absent optional tensor is all zeros (data NULL, ndim 0). */
+ * strides in elements, >= 1. 1-D tensors may have any stride; 2-D tables need a column
+ * stride of 1 (any row stride). An absent optional tensor is all zeros (data NULL, ndim 0). */
 typedef struct lb_tensor {
     void *data;
     lb_dtype dtype;
@@ -72,7 +73,7 @@ typedef struct lb_decode_metadata_args {
     lb_tensor full_to_swa;       /* optional, [full_slots] int64: full slot -> SWA slot */
     lb_tensor cache_seqlens;     /* out, [>= bs] int32: entries [0, bs) written */
     lb_tensor cu_seqlens_k;      /* out, [>= bs + 1] int32: entries [0, bs] written */
-    lb_tensor page_table;        /* out, [>= bs, >= max_seq_pages] int32, any strides */
+    lb_tensor page_table;        /* out, [>= bs, >= max_seq_pages] int32, any row stride */
     lb_tensor swa_page_table;    /* out, same shape rules; required iff full_to_swa */
     int64_t max_seq_pages;       /* page-table columns the launch covers (the full width) */
     int32_t seq_len_delta;       /* added to every seq_lens[b] */

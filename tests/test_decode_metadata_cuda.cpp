@@ -1,0 +1,299 @@
+// K1 normal_decode_set_metadata on CUDA device 0, on caller-owned device memory
+// (cuMemAlloc in the primary context) and a caller-created non-blocking stream, against
+// the plain C++ reference. Same cases and checks as the CPU suite (decode_metadata_cases.h):
+// device outputs are poisoned by uploading the poisoned host storage, and downloaded
+// whole (guards included) after the call. Skips, saying why, without a driver or device.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cuda_driver.h"
+#include "cuda_test_util.h"
+#include "decode_metadata_cases.h"
+#include "livebound/livebound.h"
+#include "livebound/livebound.hpp"
+
+namespace livebound::testing {
+namespace {
+
+// Device 0's primary context current and a non-blocking stream, or the test is skipped.
+class CudaTestBase : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
+        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
+        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
+        context_ = std::make_unique<cuda::ScopedContext>(0);
+        ASSERT_TRUE(context_->ok()) << context_->error();
+        ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
+    }
+    void TearDown() override {
+        if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
+        context_.reset();
+    }
+
+    // Mirrors p to the device, runs K1 on `stream`, synchronises and downloads every
+    // output back into p's host storage.
+    ::testing::AssertionResult run_on_device(DecodeMetadataProblem &p, lb_variant variant, cuda::CUstream stream) {
+        DeviceMirror mirror;
+        std::string error = mirror.mirror(p);
+        if (!error.empty()) return ::testing::AssertionFailure() << error;
+        const lb_decode_metadata_args args =
+            p.args(variant, [&](HostTensor &t) { return mirror.device_pointer(t); });
+        const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(0, stream));
+        if (status != LB_OK) {
+            return ::testing::AssertionFailure() << "status " << status << ", lb_last_error(): " << lb_last_error();
+        }
+        if (std::string(lb_last_error()) != "") {
+            return ::testing::AssertionFailure() << "lb_last_error() not empty after a success: " << lb_last_error();
+        }
+        error = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream));
+        if (error.empty()) error = mirror.download_outputs(p);
+        if (!error.empty()) return ::testing::AssertionFailure() << error;
+        return ::testing::AssertionSuccess();
+    }
+
+    std::unique_ptr<cuda::ScopedContext> context_;
+    cuda::CUstream stream_ = nullptr;
+};
+
+template <class Param>
+class CudaParamTest : public CudaTestBase, public ::testing::WithParamInterface<Param> {};
+
+// ---- every case x seq_lens dtype x req_pool_indices dtype x variant ----
+
+using MatrixParam = std::tuple<DecodeMetadataCase, lb_dtype, lb_dtype, lb_variant>;
+using CudaDecodeMetadata = CudaParamTest<MatrixParam>;
+
+TEST_P(CudaDecodeMetadata, MatchesReferenceAndLeavesEverythingElsePoisoned) {
+    const auto &[spec, seq_dtype, index_dtype, variant] = GetParam();
+    DecodeMetadataProblem problem = make_problem(spec, seq_dtype, index_dtype);
+    const std::string context = problem.describe(variant, "cuda:0");
+    SCOPED_TRACE(context);
+    const reference::DecodeMetadataExpected expected = reference::decode_metadata(problem.reference_inputs());
+
+    ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
+    EXPECT_TRUE(check_seqlens(problem, expected, context));
+    EXPECT_TRUE(check_page_tables(problem, expected, expectation_for(variant, false), context));
+
+    if (variant == LB_FULL_WIDTH) {
+        DecodeMetadataProblem bounded = make_problem(spec, seq_dtype, index_dtype);
+        ASSERT_TRUE(run_on_device(bounded, LB_BOUNDED, stream_)) << context;
+        EXPECT_TRUE(live_prefixes_identical(problem, bounded, expected, context));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaDecodeMetadata,
+                         ::testing::Combine(::testing::ValuesIn(decode_metadata_cases()),
+                                            ::testing::Values(LB_INT32, LB_INT64),
+                                            ::testing::Values(LB_INT32, LB_INT64),
+                                            ::testing::Values(LB_BOUNDED, LB_FULL_WIDTH)),
+                         [](const ::testing::TestParamInfo<MatrixParam> &info) {
+                             return param_name(std::get<0>(info.param), std::get<1>(info.param),
+                                               std::get<2>(info.param), std::get<3>(info.param));
+                         });
+
+// ---- skip_page_table = 1 (the scan-only kernel) ----
+
+using SkipParam = std::tuple<DecodeMetadataCase, lb_dtype, bool /* page tables absent */>;
+using CudaDecodeMetadataSkipPageTable = CudaParamTest<SkipParam>;
+
+TEST_P(CudaDecodeMetadataSkipPageTable, WritesOnlySeqlensAndPrefixSums) {
+    const auto &[spec, seq_dtype, tables_absent] = GetParam();
+    DecodeMetadataProblem problem = make_problem(spec, seq_dtype, LB_INT64);
+    problem.skip_page_table = true;
+    if (tables_absent) {
+        problem.page_table = HostTensor{};
+        problem.swa_page_table = HostTensor{};
+        problem.full_to_swa = HostTensor{};
+    }
+    const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + (tables_absent ? " page tables absent" : "");
+    SCOPED_TRACE(context);
+    reference::DecodeMetadataInputs inputs = problem.reference_inputs();
+    inputs.full_to_swa = nullptr;
+    const reference::DecodeMetadataExpected expected = reference::decode_metadata(inputs);
+
+    ASSERT_TRUE(run_on_device(problem, LB_BOUNDED, stream_)) << context;
+    EXPECT_TRUE(check_seqlens(problem, expected, context));
+    EXPECT_TRUE(check_page_tables(problem, expected, PageTableExpectation::kUntouched, context));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaDecodeMetadataSkipPageTable,
+                         ::testing::Combine(::testing::ValuesIn(decode_metadata_cases_named(
+                                                {"B64_len512_ps1", "batch_257_ps1_swa", "negative_delta_ps16_swa",
+                                                 "empty_batch_ps16_swa", "seq_lens_stride2_ps1_delta2"})),
+                                            ::testing::Values(LB_INT32, LB_INT64), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<SkipParam> &info) {
+                             return std::get<0>(info.param).name +
+                                    (std::get<1>(info.param) == LB_INT32 ? "_s32" : "_s64") +
+                                    (std::get<2>(info.param) ? "_tables_absent" : "_tables_present");
+                         });
+
+// ---- every other tensor with every stride doubled (inner stride 2) ----
+// As on the CPU: 1-D tensors may have any stride, 2-D tables are rejected up front.
+
+using StrideParam = std::tuple<StridedTensor, lb_variant>;
+using CudaDecodeMetadataInnerStride2 = CudaParamTest<StrideParam>;
+
+TEST_P(CudaDecodeMetadataInnerStride2, OneDimensionalHonouredTablesRejected) {
+    const auto &[strided, variant] = GetParam();
+    const std::vector<DecodeMetadataCase> picked = decode_metadata_cases_named({"batch_257_ps1_swa"});
+    ASSERT_EQ(picked.size(), 1u);
+    DecodeMetadataProblem problem = make_problem(picked[0], LB_INT32, LB_INT32);
+    HostTensor &tensor = problem.*(strided.member);
+    tensor = restrided(tensor, 2, strided.filler);
+    const std::string context = problem.describe(variant, "cuda:0") + " " + strided.name + " with every stride doubled";
+    SCOPED_TRACE(context);
+    const reference::DecodeMetadataExpected expected = reference::decode_metadata(problem.reference_inputs());
+
+    if (tensor.ndim == 1) {
+        ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
+        EXPECT_TRUE(check_seqlens(problem, expected, context));
+        EXPECT_TRUE(check_page_tables(problem, expected, expectation_for(variant, false), context));
+        return;
+    }
+    DeviceMirror mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    const lb_decode_metadata_args args = problem.args(variant, [&](HostTensor &t) { return mirror.device_pointer(t); });
+    const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(0, stream_));
+    const std::string message = lb_last_error();
+    EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << "2-D tables need a column stride of 1; lb_last_error(): " << message;
+    EXPECT_TRUE(names_argument(message, strided.name)) << message;
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    ASSERT_EQ(mirror.download_outputs(problem), "");
+    EXPECT_TRUE(outputs_untouched(problem, context));
+}
+
+INSTANTIATE_TEST_SUITE_P(Tensors, CudaDecodeMetadataInnerStride2,
+                         ::testing::Combine(::testing::ValuesIn(kStridedTensors),
+                                            ::testing::Values(LB_BOUNDED, LB_FULL_WIDTH)),
+                         [](const ::testing::TestParamInfo<StrideParam> &info) {
+                             return std::string(std::get<0>(info.param).name) + "_" +
+                                    variant_tag(std::get<1>(info.param));
+                         });
+
+// ---- the legacy default stream (stream NULL) ----
+
+using CudaDecodeMetadataDefaultStream = CudaTestBase;
+
+TEST_F(CudaDecodeMetadataDefaultStream, NullStreamIsTheLegacyDefaultStream) {
+    const std::vector<DecodeMetadataCase> picked = decode_metadata_cases_named({"B16_len512_ps64_swa"});
+    ASSERT_EQ(picked.size(), 1u);
+    DecodeMetadataProblem problem = make_problem(picked[0], LB_INT64, LB_INT64);
+    const std::string context = problem.describe(LB_BOUNDED, "cuda:0 stream NULL");
+    SCOPED_TRACE(context);
+    const reference::DecodeMetadataExpected expected = reference::decode_metadata(problem.reference_inputs());
+    ASSERT_TRUE(run_on_device(problem, LB_BOUNDED, nullptr)) << context;
+    EXPECT_TRUE(check_seqlens(problem, expected, context));
+    EXPECT_TRUE(check_page_tables(problem, expected, PageTableExpectation::kBounded, context));
+}
+
+// ---- CUDA-graph capture and replay with changing seq_lens ----
+
+using GraphParam = std::tuple<DecodeMetadataCase, lb_dtype>;
+using CudaDecodeMetadataGraph = CudaParamTest<GraphParam>;
+
+TEST_P(CudaDecodeMetadataGraph, ReplaysFollowUpdatedSeqLens) {
+    const auto &[spec, dtype] = GetParam();
+    const cuda::Driver *d = cuda::driver();
+    DecodeMetadataProblem problem = make_problem(spec, dtype, dtype);
+    const std::string context = problem.describe(LB_BOUNDED, "cuda:0 graph");
+    SCOPED_TRACE(context);
+
+    DeviceMirror mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    const lb_decode_metadata_args args =
+        problem.args(LB_BOUNDED, [&](HostTensor &t) { return mirror.device_pointer(t); });
+    const lb_device device = livebound::cuda_device(0, stream_);
+
+    // Warm-up (JIT-compiles the variant's PTX), outside the capture.
+    ASSERT_EQ(lb_normal_decode_set_metadata(&args, device), LB_OK) << lb_last_error();
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "");
+
+    // Capture one call.
+    ASSERT_EQ(cuda_error("cuStreamBeginCapture", d->cuStreamBeginCapture(stream_, cuda::kStreamCaptureModeThreadLocal)),
+              "");
+    const lb_status captured_status = lb_normal_decode_set_metadata(&args, device);
+    const std::string captured_message = lb_last_error();
+    cuda::CUgraph graph = nullptr;
+    const std::string end_error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream_, &graph));
+    ASSERT_EQ(captured_status, LB_OK) << "call during capture: " << captured_message;
+    ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
+    cuda::CUgraphExec exec = nullptr;
+    const std::string instantiate_error =
+        cuda_error("cuGraphInstantiateWithFlags", d->cuGraphInstantiateWithFlags(&exec, graph, 0));
+    if (!instantiate_error.empty()) d->cuGraphDestroy(graph);
+    ASSERT_EQ(instantiate_error, "");
+
+    std::mt19937 rng(spec.seed + 1000);
+    std::uniform_int_distribution<int64_t> length(0, spec.max_seq_len);
+    for (int replay = 0; replay < 3; ++replay) {
+        // New lengths (shorter and longer than the captured ones, 0 included) and poisoned outputs.
+        std::vector<int64_t> lengths;
+        for (int64_t b = 0; b < problem.bs; ++b) lengths.push_back(length(rng));
+        if (problem.bs > 0) lengths[replay % problem.bs] = 0;
+        problem.set_seq_lens(lengths);
+        problem.poison_outputs();
+        for (HostTensor *t : {&problem.seq_lens, &problem.cache_seqlens, &problem.cu_seqlens_k, &problem.page_table,
+                              &problem.swa_page_table}) {
+            if (t->present) {
+                ASSERT_EQ(mirror.upload(*t), "");
+            }
+        }
+        const std::string replay_context = context + " replay " + std::to_string(replay);
+        const reference::DecodeMetadataExpected expected = reference::decode_metadata(problem.reference_inputs());
+
+        ASSERT_EQ(cuda_error("cuGraphLaunch", d->cuGraphLaunch(exec, stream_)), "") << replay_context;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "") << replay_context;
+        ASSERT_EQ(mirror.download_outputs(problem), "") << replay_context;
+        EXPECT_TRUE(check_seqlens(problem, expected, replay_context));
+        EXPECT_TRUE(check_page_tables(problem, expected, PageTableExpectation::kBounded, replay_context));
+    }
+    d->cuGraphExecDestroy(exec);
+    d->cuGraphDestroy(graph);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaDecodeMetadataGraph,
+                         ::testing::Combine(::testing::ValuesIn(decode_metadata_cases_named(
+                                                {"B64_len512_ps1", "B16_len512_ps64_swa",
+                                                 "B8_len400_ps64_swa_delta2_shuffled_pool", "batch_257_ps1_swa",
+                                                 "static_width_2048_ps1"})),
+                                            ::testing::Values(LB_INT32, LB_INT64)),
+                         [](const ::testing::TestParamInfo<GraphParam> &info) {
+                             return std::get<0>(info.param).name +
+                                    (std::get<1>(info.param) == LB_INT32 ? "_i32" : "_i64");
+                         });
+
+// ---- a host pointer where device memory is required ----
+
+using CudaDecodeMetadataWrongMemory = CudaTestBase;
+
+TEST_F(CudaDecodeMetadataWrongMemory, HostPageTableIsRejectedByName) {
+    const std::vector<DecodeMetadataCase> picked = decode_metadata_cases_named({"B16_len512_ps64_swa"});
+    ASSERT_EQ(picked.size(), 1u);
+    DecodeMetadataProblem problem = make_problem(picked[0], LB_INT64, LB_INT64);
+    const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " page_table in host memory (std::vector)";
+    SCOPED_TRACE(context);
+    DeviceMirror mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    lb_decode_metadata_args args = problem.args(LB_BOUNDED, [&](HostTensor &t) { return mirror.device_pointer(t); });
+    args.page_table.data = problem.page_table.data();  // host memory
+
+    const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(0, stream_));
+    const std::string message = lb_last_error();
+    EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << "status " << status << ": " << message;
+    EXPECT_TRUE(names_argument(message, "page_table")) << message;
+
+    // Nothing was written: neither the host table nor any device output.
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    EXPECT_TRUE(outputs_untouched(problem, context + " (host page_table)"));
+    ASSERT_EQ(mirror.download_outputs(problem), "");
+    EXPECT_TRUE(outputs_untouched(problem, context + " (device outputs)"));
+}
+
+}  // namespace
+}  // namespace livebound::testing
