@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rm -rf gpu-bundle && mkdir -p gpu-bundle/tests gpu-bundle/tune
 cp build/tools/livebound build/bench/bench_decode_metadata gpu-bundle/
+# Debian ships Google Benchmark as a shared library only; the GPU machine lacks it.
+mkdir -p gpu-bundle/lib && cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian gpu-bundle/lib/
 cp build/tests/test_decode_metadata_* gpu-bundle/tests/ 2>/dev/null || true
 rm -f gpu-bundle/tests/*.cmake
 for b in build-tune/*/bench/bench_decode_metadata; do

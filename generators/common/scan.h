@@ -29,24 +29,26 @@ struct Blocked {
     Halide::Func block_total;   // (k): sum of block k
     Halide::Func before_block;  // (i): sum of the blocks before i's block
     Halide::Func block_head;    // (i): sum of i's block up to, excluding, i
+    Halide::RDom in_block;      // [0, block): block_total's reduction
+    Halide::RDom earlier;       // [0, num_blocks) where < i / block: before_block's
+    Halide::RDom head;          // [0, block) where < i % block: block_head's
 };
 inline Blocked define_blocked(Halide::Func out, const Halide::Func &padded_value,
                               const Halide::Expr &n, int block, const Halide::Var &i) {
     Halide::Var k{"k"};
-    Blocked f{Halide::Func{"block_total"}, Halide::Func{"before_block"}, Halide::Func{"block_head"}};
-    Halide::RDom in_block(0, block, "in_block");
+    Blocked f{Halide::Func{"block_total"}, Halide::Func{"before_block"}, Halide::Func{"block_head"},
+              Halide::RDom(0, block, "in_block"), Halide::RDom(0, (n + block - 1) / block, "earlier"),
+              Halide::RDom(0, block, "head")};
     f.block_total(k) = 0;
-    f.block_total(k) += padded_value(k * block + in_block);
+    f.block_total(k) += padded_value(k * block + f.in_block);
 
-    Halide::RDom earlier(0, (n + block - 1) / block, "earlier");
-    earlier.where(earlier < i / block);
+    f.earlier.where(f.earlier < i / block);
     f.before_block(i) = 0;
-    f.before_block(i) += f.block_total(earlier);
+    f.before_block(i) += f.block_total(f.earlier);
 
-    Halide::RDom head(0, block, "head");
-    head.where(head < i % block);
+    f.head.where(f.head < i % block);
     f.block_head(i) = 0;
-    f.block_head(i) += padded_value((i / block) * block + head);
+    f.block_head(i) += padded_value((i / block) * block + f.head);
 
     out(i) = f.before_block(i) + f.block_head(i);
     return f;

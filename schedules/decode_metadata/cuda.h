@@ -25,13 +25,16 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
         scan.block_total.compute_at(s.cu_seqlens_k, io)
             .split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf)
             .gpu_threads(ki);
+        // Fixed-length inner sums are unrolled: their loads issue together instead of one
+        // load latency per element (scan alone at bs = 64: 3.46 us rolled, H200).
         scan.block_total.update().split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf)
-            .gpu_threads(ki);
+            .gpu_threads(ki).unroll(scan.in_block.x);
         // The per-entry partial sums live in the entry's thread, in registers (left to
         // Halide, the fused kernel would put them in a global scratch buffer allocated on
         // every call: no allocation may happen inside a call).
         scan.before_block.compute_at(s.cu_seqlens_k, ii).bound_storage(s.b, 1).store_in(MemoryType::Register);
         scan.block_head.compute_at(s.cu_seqlens_k, ii).bound_storage(s.b, 1).store_in(MemoryType::Register);
+        scan.block_head.update().unroll(scan.head.x);
     }
 
     if (!s.page_table.defined()) return;
