@@ -40,6 +40,7 @@ public:
     GeneratorParam<int> col_groups{"col_groups", decode_metadata::Knobs{}.col_groups};
     GeneratorParam<bool> full_grid{"full_grid", decode_metadata::Knobs{}.full_grid};
     GeneratorParam<int> scan_threads{"scan_threads", decode_metadata::Knobs{}.scan_threads};
+    GeneratorParam<bool> one_kernel{"one_kernel", decode_metadata::Knobs{}.one_kernel};
 
     // [bs] int32 | int64 (type set by the `seq_lens.type` GeneratorParam): kv length before delta.
     Input<Buffer<void, 1>> seq_lens{"seq_lens"};
@@ -109,6 +110,7 @@ public:
         knobs.col_groups = col_groups;
         knobs.full_grid = full_grid;
         knobs.scan_threads = scan_threads;
+        knobs.one_kernel = one_kernel;
         decode_metadata::Stages stages{kv_len, cache_seqlens, cu_seqlens_k, blocked_scan,
                                        page_table ? Func(*page_table) : Func(),
                                        swa_page_table ? Func(*swa_page_table) : Func(),

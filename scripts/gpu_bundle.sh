@@ -14,5 +14,7 @@ for b in build-tune/*/bench/bench_decode_metadata; do
     [[ -f "$b" ]] || continue
     tag="$(basename "$(dirname "$(dirname "$b")")")"
     mkdir -p "gpu-bundle/tune/$tag" && cp "$b" "gpu-bundle/tune/$tag/"
+    t="build-tune/$tag/tests/test_decode_metadata_cuda"
+    [[ -f "$t" ]] && cp "$t" "gpu-bundle/tune/$tag/"
 done
 du -sh gpu-bundle

@@ -28,6 +28,11 @@ gpu-bundle/bench_decode_metadata --benchmark_format=json "${context[@]}" \
 for b in gpu-bundle/tune/*/bench_decode_metadata; do
     [[ -f "$b" ]] || continue
     tag="$(basename "$(dirname "$b")")"
+    # A knob set that changes the kernels' structure brings its CUDA tests along.
+    if [[ -x "gpu-bundle/tune/$tag/test_decode_metadata_cuda" ]]; then
+        "gpu-bundle/tune/$tag/test_decode_metadata_cuda" --gtest_output="xml:$out/tune_$tag.cuda.xml" >"$out/tune_$tag.cuda.log" 2>&1
+        echo "tune $tag test_decode_metadata_cuda rc=$?" >>"$out/tests.txt"
+    fi
     "$b" --benchmark_format=json --benchmark_filter='bounded|skip' "${context[@]}" \
         --benchmark_context=command="scripts/gpu_run_k1.sh $commit (tune $tag)" >"$out/tune_$tag.json" 2>/dev/null
 done

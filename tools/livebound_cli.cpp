@@ -1,12 +1,17 @@
-// `livebound`: the main job.
+// `livebound`: the main job, and a window onto what the compiler derived.
 //
 //   livebound demo [--json]
+//   livebound explain [cpu|cuda] [bounded|full]
 //
 // Runs K1 (normal_decode_set_metadata) on an embedded decode batch (64 requests,
 // kv lengths 1024-8192, a 131072-token page-table width, page sizes 1 and 64 with an
 // SWA table), bounded and full-width, on the CPU and, when a device is present, on
 // CUDA; checks every result against the plain C++ reference; prints how many
 // page-table columns each form wrote against the full width, and the times.
+//
+// `explain` prints K1's page-table loop nest as Halide lowered it (from the statement
+// files the build writes next to each variant), marking the loop bounds Halide derived
+// from the live-length predicate.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -273,6 +278,38 @@ int demo(bool json) {
     return all_ok ? 0 : 1;
 }
 
+// Prints the lines of K1's page-table loop nest from the variant's lowered statement.
+int explain(const std::string &target, const std::string &form) {
+    const std::string variant = "lb_k1_" + target + "_" + form + "_noswa_s64_i64";
+    const std::string path = std::string(LIVEBOUND_STMT_DIR) + "/" + variant +
+                             (target == "cuda" ? ".conceptual.stmt" : ".stmt");
+    FILE *f = std::fopen(path.c_str(), "r");
+    if (!f) {
+        std::fprintf(stderr, "livebound explain: cannot read %s (run from the build that made it)\n", path.c_str());
+        return 1;
+    }
+    std::printf("K1 page-table loop nest of %s (%s)\n", variant.c_str(), path.c_str());
+    std::printf("lines marked >> hold a loop bound Halide derived from `column < live_pages(b)`\n\n");
+    // CPU: the parallel task body; CUDA: the kernel of the page table.
+    const std::string start = target == "cuda" ? "gpu_block<CUDA> (page_table" : "par_for_page_table_s0_b_rebased (";
+    char line[1 << 16];
+    bool inside = false;
+    int depth = 0, printed = 0;
+    while (std::fgets(line, sizeof line, f) && printed < 200) {
+        std::string text(line);
+        if (!inside && text.find(start) != std::string::npos) inside = true;
+        if (!inside) continue;
+        if (text.find("load_typed_struct_member") != std::string::npos || text.find("closure_prototype") != std::string::npos) continue;
+        for (char c : text) depth += (c == '{') - (c == '}');
+        bool derived = text.find("new_max") != std::string::npos && text.find("seq_lens") != std::string::npos;
+        std::printf("%s %s", derived ? ">>" : "  ", text.size() > 240 ? (text.substr(0, 237) + "...\n").c_str() : text.c_str());
+        printed++;
+        if (depth <= 0) break;
+    }
+    std::fclose(f);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -281,10 +318,19 @@ int main(int argc, char **argv) {
     for (int i = 2; i < argc; i++) json |= std::strcmp(argv[i], "--json") == 0;
     try {
         if (cmd == "demo") return demo(json);
+        if (cmd == "explain") {
+            std::string target = "cpu", form = "bounded";
+            for (int i = 2; i < argc; i++) {
+                std::string a = argv[i];
+                if (a == "cpu" || a == "cuda") target = a;
+                if (a == "bounded" || a == "full") form = a;
+            }
+            return explain(target, form);
+        }
     } catch (const livebound::Error &e) {
         std::fprintf(stderr, "livebound: %s\n", e.what());
         return 1;
     }
-    std::fprintf(stderr, "usage: livebound demo [--json]\n");
+    std::fprintf(stderr, "usage: livebound demo [--json] | livebound explain [cpu|cuda] [bounded|full]\n");
     return 2;
 }

@@ -236,7 +236,7 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
         }
     }
     if (status != 0) {
-        throw Failure(on_cuda ? LB_ERROR_DEVICE : LB_ERROR_KERNEL,
+        throw Failure(LB_ERROR_KERNEL,
                       "kernel failed (Halide status " + std::to_string(status) + "): " + glue::take_halide_error());
     }
 }

@@ -5,8 +5,14 @@
 
 namespace livebound::decode_metadata {
 
+void schedule_cuda_one_kernel(Stages &s, const Knobs &k);
+
 inline void schedule_cuda(Stages &s, const Knobs &k) {
     using namespace Halide;
+    if (k.one_kernel && s.page_table.defined()) {
+        schedule_cuda_one_kernel(s, k);
+        return;
+    }
     Var bo{"bo"}, bi{"bi"}, io{"io"}, ii{"ii"}, ko{"ko"}, ki{"ki"};
     Var chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"};
 
@@ -62,6 +68,48 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
         //    statement", PartitionLoops), so there it stays a kernel of its own.
         if (!k.full_grid) s.swa_page_table.compute_with(s.page_table, ci);
     }
+}
+
+}  // namespace livebound::decode_metadata
+
+namespace livebound::decode_metadata {
+
+// One launch per call: block `b` computes cu_seqlens_k[b] (one thread, from block totals
+// its threads sum first) and cache_seqlens[b], then all its threads gather request b's
+// live page columns (col_threads x col_groups threads, a serial trimmed loop over chunks).
+// Saves the second launch and the scan kernel's latency chain in front of the gather.
+inline void schedule_cuda_one_kernel(Stages &s, const Knobs &k) {
+    using namespace Halide;
+    Var bo{"bo"}, bi{"bi"}, ko{"ko"}, ki{"ki"}, chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"};
+    auto place = [&](Func f) {
+        f.split(s.b, bo, bi, 1, TailStrategy::GuardWithIf)
+            .split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
+            .split(chunk, co, group, k.col_groups, TailStrategy::GuardWithIf)
+            .reorder(ci, group, co, bi, bo)
+            .gpu_blocks(bo)
+            .gpu_threads(ci, group);
+    };
+    place(s.page_table);
+    if (s.swa_page_table.defined()) {
+        place(s.swa_page_table);
+        s.swa_page_table.compute_with(s.page_table, co);
+    }
+    s.cu_seqlens_k.split(s.b, bo, bi, 1, TailStrategy::GuardWithIf).gpu_blocks(bo).gpu_threads(bi);
+    s.cache_seqlens.split(s.b, bo, bi, 1, TailStrategy::GuardWithIf).gpu_blocks(bo).gpu_threads(bi);
+    s.cache_seqlens.compute_with(s.cu_seqlens_k, bi);
+    s.cu_seqlens_k.compute_with(s.page_table, bo);
+    // Block totals: one thread each, on the block's first row of col_threads threads
+    // (the block already has col_threads x col_groups <= 1024 threads).
+    scan::Blocked &scan = s.blocked_scan;
+    Var kk = scan.block_total.args()[0];
+    scan.block_total.compute_at(s.cu_seqlens_k, bo)
+        .split(kk, ko, ki, k.col_threads, TailStrategy::GuardWithIf)
+        .gpu_threads(ki);
+    scan.block_total.update().split(kk, ko, ki, k.col_threads, TailStrategy::GuardWithIf)
+        .gpu_threads(ki).unroll(scan.in_block.x);
+    scan.before_block.compute_at(s.cu_seqlens_k, bi).bound_storage(s.b, 1).store_in(MemoryType::Register);
+    scan.block_head.compute_at(s.cu_seqlens_k, bi).bound_storage(s.b, 1).store_in(MemoryType::Register);
+    scan.block_head.update().unroll(scan.head.x);
 }
 
 }  // namespace livebound::decode_metadata

@@ -13,6 +13,7 @@ struct Knobs {
     int col_groups = 8;     // CUDA (compact grid): blocks per request, columns interleaved
     bool full_grid = false; // CUDA: one block per column chunk over the whole width
     int scan_threads = 256; // CUDA: threads per block of the seqlen / prefix-sum kernel
+    bool one_kernel = false; // CUDA: scan and gather in one launch, one block per request
 };
 
 struct Stages {
