@@ -20,6 +20,7 @@ inline void define_serial(Halide::Func out, const Halide::Func &value, const Hal
 //   block_total(k) = sum of value over [k*block, (k+1)*block)
 //   out(i)         = sum of block_total(k) for k < i / block
 //                  + sum of value(j) for j in [(i / block) * block, i)
+// (the second sum runs over the whole block with the terms j >= i masked to 0)
 // Each out(i) costs at most n / block + block additions and no element depends on
 // another, so a GPU computes all of them at once (SGLang's kernel walks the batch
 // in one thread: ~55 ns per request). `value` must be defined (zero or not) for
@@ -31,7 +32,7 @@ struct Blocked {
     Halide::Func block_head;    // (i): sum of i's block up to, excluding, i
     Halide::RDom in_block;      // [0, block): block_total's reduction
     Halide::RDom earlier;       // [0, num_blocks) where < i / block: before_block's
-    Halide::RDom head;          // [0, block) where < i % block: block_head's
+    Halide::RDom head;          // [0, block), terms with head >= i % block are 0: block_head's
 };
 inline Blocked define_blocked(Halide::Func out, const Halide::Func &padded_value,
                               const Halide::Expr &n, int block, const Halide::Var &i) {
@@ -46,9 +47,10 @@ inline Blocked define_blocked(Halide::Func out, const Halide::Func &padded_value
     f.before_block(i) = 0;
     f.before_block(i) += f.block_total(f.earlier);
 
-    f.head.where(f.head < i % block);
+    // A select, not an RDom predicate: every term is a load that is always in bounds
+    // (padded), so an unrolled head issues its loads together.
     f.block_head(i) = 0;
-    f.block_head(i) += padded_value((i / block) * block + f.head);
+    f.block_head(i) += Halide::select(f.head < i % block, padded_value((i / block) * block + f.head), 0);
 
     out(i) = f.before_block(i) + f.block_head(i);
     return f;
