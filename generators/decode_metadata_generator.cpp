@@ -114,7 +114,7 @@ public:
         decode_metadata::Stages stages{kv_len, cache_seqlens, cu_seqlens_k, blocked_scan,
                                        page_table ? Func(*page_table) : Func(),
                                        swa_page_table ? Func(*swa_page_table) : Func(),
-                                       page_slot, b, column};
+                                       page_slot, request_row, b, column};
         if (get_target().has_feature(Target::CUDA)) {
             decode_metadata::schedule_cuda(stages, knobs);
         } else {
@@ -124,7 +124,7 @@ public:
 
 private:
     Var b{"b"}, column{"column"};
-    Func kv_len{"kv_len"}, page_slot{"page_slot"};
+    Func kv_len{"kv_len"}, page_slot{"page_slot"}, request_row{"request_row"};
     scan::Blocked blocked_scan;  // undefined Funcs for the serial scan
 
     void define_page_tables() {
@@ -137,9 +137,9 @@ private:
         Expr is_live = column < live;
 
         // Slot of the first token of page `column` of request b.
-        Expr row = paging::clamp_index(cast<int32_t>((*req_pool_indices)(b)), pool_rows);
+        request_row(b) = paging::clamp_index(cast<int32_t>((*req_pool_indices)(b)), pool_rows);
         Expr first_token = paging::clamp_index(column << shift, ctx);
-        page_slot(column, b) = (*req_to_token)(first_token, row);
+        page_slot(column, b) = (*req_to_token)(first_token, request_row(b));
 
         Expr page_id = page_slot(column, b) >> shift;
         (*page_table)(column, b) = bounded ? select(is_live, page_id, undef<int32_t>()) : page_id;

@@ -55,12 +55,15 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
             //     serially, so Halide trims that loop to the live page count.
             f.split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
                 .split(chunk, co, group, k.col_groups, TailStrategy::GuardWithIf)
-                .reorder(ci, co, group, s.b)
+                .reorder(co, ci, group, s.b)
                 .gpu_blocks(group, s.b)
                 .gpu_threads(ci);
         }
     };
     place(s.page_table);
+    // 5. The request's req_to_token row is loaded once per thread, before its column loop,
+    //    so that its load overlaps the seq_lens load that sizes the loop.
+    if (!k.full_grid) s.request_row.compute_at(s.page_table, ci);
     if (s.swa_page_table.defined()) {
         place(s.swa_page_table);
         // 4. The SWA table shares the page table's kernel (one launch less). Halide 21

@@ -9,8 +9,10 @@ namespace livebound::decode_metadata {
 // Schedule knobs. Defaults are the reviewed values; the CMake manifest and autotune/
 // may override them per variant through GeneratorParams of the same names.
 struct Knobs {
-    int col_threads = 128;  // CUDA: threads per block along the page-table columns
-    int col_groups = 8;     // CUDA (compact grid): blocks per request, columns interleaved
+    // col_groups x col_threads: 16 x 256 measured best at bs = 64, ps = 1 (5.35 us vs 5.82
+    // for 8 x 128; 8 x 128 wins at bs = 256: 7.10 vs 8.67). autotune/records/k1.jsonl, round 3.
+    int col_threads = 256;  // CUDA: threads per block along the page-table columns
+    int col_groups = 16;    // CUDA (compact grid): blocks per request, columns interleaved
     bool full_grid = false; // CUDA: one block per column chunk over the whole width
     int scan_threads = 256; // CUDA: threads per block of the seqlen / prefix-sum kernel
     bool one_kernel = false; // CUDA: scan and gather in one launch, one block per request
@@ -24,6 +26,7 @@ struct Stages {
     Halide::Func page_table;      // output (column, b), undefined without page gather
     Halide::Func swa_page_table;  // output (column, b), undefined without SWA
     Halide::Func page_slot;       // (column, b): req_to_token slot of the page's first token
+    Halide::Func request_row;     // (b): req_to_token row of request b (clamped)
     Halide::Var b, column;
 };
 
