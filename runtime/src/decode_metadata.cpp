@@ -7,7 +7,7 @@
 
 #include "cuda_driver.h"
 #include "errors.h"
-#include "halide_glue.h"
+#include "pipeline_call.h"
 #include "livebound/livebound.h"
 #include "validate.h"
 
@@ -159,45 +159,18 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
     }
 
     // ---- call ----
-    glue::install_hooks();
-    glue::CallContext context{device.index, device.stream};
-    void *user_context = &context;
+    PipelineCall call(device);
     const Target target = on_cuda ? Target::cuda : Target::cpu;
-
     if (bs == 0) {
         // Only cu_seqlens_k[0] = 0 to write; Halide pipelines need at least one request.
-        if (!on_cuda) {
-            *static_cast<int32_t *>(a.cu_seqlens_k.data) = 0;
-            return;
-        }
-        cuda::ScopedContext scope(device.index);
-        if (!scope.ok()) throw Failure(LB_ERROR_DEVICE, scope.error());
-        auto r = cuda::driver()->cuMemsetD32Async(reinterpret_cast<cuda::CUdeviceptr>(a.cu_seqlens_k.data), 0, 1,
-                                                   device.stream);
-        if (r != 0) throw Failure(LB_ERROR_DEVICE, cuda::describe("cuMemsetD32Async", r));
+        call.write_int32(a.cu_seqlens_k, 0);
         return;
     }
-
-    std::string error;
-    auto wrap = [&](glue::WrappedBuffer &buf, const lb_tensor &t, const char *name, int64_t rows, int64_t cols) {
-        halide_dimension_t dims[2];
-        int ndim = t.ndim;
-        if (ndim == 1) {
-            validate::halide_dims_1d(t, rows, dims);
-        } else {
-            validate::halide_dims_2d(t, rows, cols, dims);
-        }
-        if (!buf.wrap(t.data, validate::halide_type(t.dtype), ndim, dims, on_cuda, &context, &error)) {
-            throw Failure(LB_ERROR_DEVICE, std::string("argument '") + name + "': " + error);
-        }
-    };
-    glue::WrappedBuffer seq_lens, cache_seqlens, cu_seqlens_k;
-    wrap(seq_lens, a.seq_lens, "seq_lens", bs, 0);
-    wrap(cache_seqlens, a.cache_seqlens, "cache_seqlens", bs, 0);
-    wrap(cu_seqlens_k, a.cu_seqlens_k, "cu_seqlens_k", bs + 1, 0);
+    halide_buffer_t *seq_lens = call.wrap_1d(a.seq_lens, "seq_lens", bs);
+    halide_buffer_t *cache_seqlens = call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs);
+    halide_buffer_t *cu_seqlens_k = call.wrap_1d(a.cu_seqlens_k, "cu_seqlens_k", bs + 1);
     int32_t delta = a.seq_len_delta;
 
-    int status = 0;
     if (!gather || a.max_seq_pages == 0) {
         // No column to write: the scan-only variant is the whole job.
         const ScanVariant *v = nullptr;
@@ -205,39 +178,30 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
             if (s.target == target && s.seq_lens_dtype == a.seq_lens.dtype) v = &s;
         }
         if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K1 scan variant for this target and seq_lens dtype");
-        void *argv[] = {&user_context, seq_lens.get(), &delta, cache_seqlens.get(), cu_seqlens_k.get()};
-        status = v->run(argv);
-    } else {
-        const GatherVariant *v = nullptr;
-        for (const auto &g : kGatherVariants) {
-            if (g.target == target && g.form == a.variant && g.swa == swa && g.seq_lens_dtype == a.seq_lens.dtype &&
-                g.index_dtype == a.req_pool_indices.dtype) {
-                v = &g;
-            }
-        }
-        if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K1 variant for this target, variant, SWA and dtypes");
-        glue::WrappedBuffer req_pool_indices, req_to_token, page_table, full_to_swa, swa_page_table;
-        wrap(req_pool_indices, a.req_pool_indices, "req_pool_indices", bs, 0);
-        wrap(req_to_token, a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1]);
-        wrap(page_table, a.page_table, "page_table", bs, a.max_seq_pages);
-        int32_t max_seq_pages = static_cast<int32_t>(a.max_seq_pages);
-        if (swa) {
-            wrap(full_to_swa, a.full_to_swa, "full_to_swa", a.full_to_swa.shape[0], 0);
-            wrap(swa_page_table, a.swa_page_table, "swa_page_table", bs, a.max_seq_pages);
-            void *argv[] = {&user_context,       seq_lens.get(),       &delta,          req_pool_indices.get(),
-                            req_to_token.get(),  &max_seq_pages,       &page_shift,     full_to_swa.get(),
-                            cache_seqlens.get(), cu_seqlens_k.get(),   page_table.get(), swa_page_table.get()};
-            status = v->run(argv);
-        } else {
-            void *argv[] = {&user_context,      seq_lens.get(),      &delta,        req_pool_indices.get(),
-                            req_to_token.get(), &max_seq_pages,      &page_shift,   cache_seqlens.get(),
-                            cu_seqlens_k.get(), page_table.get()};
-            status = v->run(argv);
+        call.run(v->run, {call.user_context(), seq_lens, &delta, cache_seqlens, cu_seqlens_k});
+        return;
+    }
+    const GatherVariant *v = nullptr;
+    for (const auto &g : kGatherVariants) {
+        if (g.target == target && g.form == a.variant && g.swa == swa && g.seq_lens_dtype == a.seq_lens.dtype &&
+            g.index_dtype == a.req_pool_indices.dtype) {
+            v = &g;
         }
     }
-    if (status != 0) {
-        throw Failure(LB_ERROR_KERNEL,
-                      "kernel failed (Halide status " + std::to_string(status) + "): " + glue::take_halide_error());
+    if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K1 variant for this target, variant, SWA and dtypes");
+    halide_buffer_t *req_pool_indices = call.wrap_1d(a.req_pool_indices, "req_pool_indices", bs);
+    halide_buffer_t *req_to_token =
+        call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1]);
+    halide_buffer_t *page_table = call.wrap_2d(a.page_table, "page_table", bs, a.max_seq_pages);
+    int32_t max_seq_pages = static_cast<int32_t>(a.max_seq_pages);
+    if (swa) {
+        halide_buffer_t *full_to_swa = call.wrap_1d(a.full_to_swa, "full_to_swa", a.full_to_swa.shape[0]);
+        halide_buffer_t *swa_page_table = call.wrap_2d(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages);
+        call.run(v->run, {call.user_context(), seq_lens, &delta, req_pool_indices, req_to_token, &max_seq_pages,
+                          &page_shift, full_to_swa, cache_seqlens, cu_seqlens_k, page_table, swa_page_table});
+    } else {
+        call.run(v->run, {call.user_context(), seq_lens, &delta, req_pool_indices, req_to_token, &max_seq_pages,
+                          &page_shift, cache_seqlens, cu_seqlens_k, page_table});
     }
 }
 

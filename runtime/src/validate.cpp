@@ -21,6 +21,7 @@ const char *dtype_name(lb_dtype dtype) {
     switch (dtype) {
     case LB_INT32: return "int32";
     case LB_INT64: return "int64";
+    case LB_UINT8: return "uint8";
     case LB_DTYPE_NONE: return "none";
     }
     return "unknown";
@@ -109,6 +110,7 @@ void on_cuda_device(const lb_tensor &t, const char *name, int device_index) {
 }
 
 halide_type_t halide_type(lb_dtype dtype) {
+    if (dtype == LB_UINT8) return halide_type_t(halide_type_uint, 8);
     return halide_type_t(halide_type_int, dtype == LB_INT64 ? 64 : 32);
 }
 

@@ -31,7 +31,7 @@ typedef enum lb_status {
     LB_ERROR_KERNEL = 4            /* the kernel itself reported an error */
 } lb_status;
 
-typedef enum lb_dtype { LB_DTYPE_NONE = 0, LB_INT32 = 1, LB_INT64 = 2 } lb_dtype;
+typedef enum lb_dtype { LB_DTYPE_NONE = 0, LB_INT32 = 1, LB_INT64 = 2, LB_UINT8 = 3 } lb_dtype;
 
 typedef enum lb_device_type { LB_DEVICE_CPU = 0, LB_DEVICE_CUDA = 1 } lb_device_type;
 
@@ -98,5 +98,11 @@ LB_API const char *lb_version(void);
 #ifdef __cplusplus
 }
 #endif
+
+/* The other kernel families (each header declares its argument block and entry point). */
+#include "livebound/dsa_metadata.h"    /* K2, K3 */
+#include "livebound/trtllm_metadata.h" /* K4 */
+#include "livebound/dsa_kv_gather.h"   /* K5 */
+#include "livebound/transform_index.h" /* K6 */
 
 #endif /* LIVEBOUND_LIVEBOUND_H */
