@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # K1 CUDA schedule sweep, in three steps (the GPU machine has no Halide):
 #   autotune/k1_sweep.sh build            here: one build directory per knob set (bench only)
-#   scripts/gpu_bundle.sh; then on the GPU: scripts/gpu_run_k1.sh <commit> <out>
+#   scripts/gpu_bundle.sh; then on the GPU: scripts/gpu_run.sh <commit> <out>
 #                                          runs every knob set's bench into <out>/tune_<tag>.json
 #   autotune/k1_sweep.sh records <out>    here: append one record per (knob set, benchmark)
 # Knob sets are the lines of autotune/k1_knobs.txt. Records are appended (never
@@ -25,7 +25,7 @@ build)
     done
     ;;
 records)
-    results="${2:?results directory of scripts/gpu_run_k1.sh}"
+    results="${2:?results directory of scripts/gpu_run.sh}"
     for knobs in "${knob_sets[@]}"; do
         f="$results/tune_$(tag "$knobs").json"
         [[ -s "$f" ]] && python3 autotune/records.py --knobs "$knobs" --kernel K1 "$f" >>autotune/records/k1.jsonl

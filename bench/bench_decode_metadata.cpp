@@ -49,7 +49,10 @@ SharedInputs &shared() {
     return s;
 }
 
-void BM_K1(benchmark::State &state, int64_t bs, int32_t page_size, lb_variant variant, bool skip_page_table) {
+// all_live: every request's kv length is the full width (SGLang's NOSKIP case): no column
+// is dead, so bounded vs full-width measures the cost of the bound itself.
+void BM_K1(benchmark::State &state, int64_t bs, int32_t page_size, lb_variant variant, bool skip_page_table,
+           bool all_live = false) {
     SharedInputs &in = shared();
     if (!in.ok) {
         state.SkipWithError("no CUDA device");
@@ -61,7 +64,7 @@ void BM_K1(benchmark::State &state, int64_t bs, int32_t page_size, lb_variant va
     std::vector<int64_t> seq_lens(bs), rpi(bs);
     int64_t live_columns = 0;
     for (int64_t b = 0; b < bs; b++) {
-        seq_lens[b] = len(rng);
+        seq_lens[b] = all_live ? kWidthTokens : len(rng);
         rpi[b] = (b * 7) % kPoolRows;
         live_columns += (seq_lens[b] + page_size - 1) / page_size;
     }
@@ -117,6 +120,15 @@ void register_all() {
         std::string name = "K1/skip_page_table/bs:" + std::to_string(bs);
         benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, 1, LB_BOUNDED, true)
             ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(30)->Repetitions(5)->ReportAggregatesOnly(true);
+    }
+    // NOSKIP: guard overhead with every column live.
+    for (int32_t ps : {1, 64}) {
+        for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+            std::string name = std::string("K1/noskip/") + (v == LB_BOUNDED ? "bounded" : "full_width") +
+                               "/ps:" + std::to_string(ps) + "/bs:64";
+            benchmark::RegisterBenchmark(name.c_str(), BM_K1, 64, ps, v, false, true)
+                ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(30)->Repetitions(5)->ReportAggregatesOnly(true);
+        }
     }
     for (int32_t ps : {1, 64}) {
         for (int64_t bs : {1, 8, 64, 256}) {

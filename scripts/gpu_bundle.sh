@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Collects the binaries a GPU machine needs (it has no Halide and no build tools) into
 # the git-ignored gpu-bundle/, which the device tool carries:
-#   gpu-bundle/{livebound, bench_decode_metadata, tests/*, tune/<knobs>/bench_decode_metadata}
+#   gpu-bundle/livebound, gpu-bundle/bench/bench_<family>, gpu-bundle/tests/test_*,
+#   gpu-bundle/tune/<knobs>/{bench_decode_metadata,test_decode_metadata_cuda}, gpu-bundle/lib
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-rm -rf gpu-bundle && mkdir -p gpu-bundle/tests gpu-bundle/tune
-cp build/tools/livebound build/bench/bench_decode_metadata gpu-bundle/
+rm -rf gpu-bundle && mkdir -p gpu-bundle/tests gpu-bundle/bench gpu-bundle/tune gpu-bundle/lib
+cp build/tools/livebound gpu-bundle/
+find build/bench -maxdepth 1 -type f -name 'bench_*' -perm -u+x -exec cp {} gpu-bundle/bench/ \;
+find build/tests -maxdepth 2 -type f -name 'test_*' -perm -u+x -exec cp {} gpu-bundle/tests/ \;
 # Debian ships Google Benchmark as a shared library only; the GPU machine lacks it.
-mkdir -p gpu-bundle/lib && cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian gpu-bundle/lib/
-cp build/tests/test_decode_metadata_* gpu-bundle/tests/ 2>/dev/null || true
-rm -f gpu-bundle/tests/*.cmake
+cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian gpu-bundle/lib/
 for b in build-tune/*/bench/bench_decode_metadata; do
     [[ -f "$b" ]] || continue
     tag="$(basename "$(dirname "$(dirname "$b")")")"

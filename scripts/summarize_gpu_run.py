@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Turns the output of scripts/gpu_run_k1.sh (unpacked k1.tgz) into committed records:
+"""Turns the output of scripts/gpu_run.sh (unpacked gpu_run.tgz) into committed records:
 
-  tests/results/<date>-<gpu>-k1.md     the CUDA/CPU/error test runs on the GPU machine
-  bench/results/<date>-<gpu>-k1.json   Google Benchmark's JSON (date, GPU, commit, command inside)
-  bench/results/<date>-<gpu>-k1.md     the table against SGLang's numbers (targets.md §D)
+  tests/results/<date>-<gpu>.md              every test binary run on the GPU machine
+  bench/results/<date>-<gpu>-<family>.json   Google Benchmark's JSON (date, GPU, commit, command inside)
+  bench/results/<date>-<gpu>-<family>.md     a table; K1's against SGLang's numbers (targets.md §D)
 
-usage: scripts/summarize_gpu_run.py <results-dir> [--tag k1]
+usage: scripts/summarize_gpu_run.py <results-dir> [--tag suffix]
 """
 import argparse
 import json
@@ -27,9 +27,9 @@ def slug(text):
 
 
 def test_summary(res, context):
-    lines = [f"# K1 tests on {context['gpu']} ({context['date']})", "",
+    lines = [f"# Tests on {context['gpu']} ({context['date']})", "",
              f"Commit `{context['commit']}`; driver {context['driver']}. Binaries built on the CPU "
-             "build machine, run on the GPU machine by `scripts/gpu_run_k1.sh` "
+             "build machine, run on the GPU machine by `scripts/gpu_run.sh` "
              "(gtest XML reports parsed by `scripts/summarize_gpu_run.py`).", "",
              "| binary | tests | failures | errors | skipped | time (s) |", "|---|---|---|---|---|---|"]
     for name in sorted(os.listdir(res)):
@@ -51,14 +51,18 @@ def bench_table(bench):
             continue
         m = re.match(r"K1/(bounded|full_width)/ps:(\d+)/bs:(\d+)", b["run_name"])
         s = re.match(r"K1/skip_page_table/bs:(\d+)", b["run_name"])
+        n = re.match(r"K1/noskip/(bounded|full_width)/ps:(\d+)/bs:(\d+)", b["run_name"])
+        if n:
+            med[("noskip_" + n.group(1), int(n.group(2)), int(n.group(3)))] = b
+            continue
         if m:
             med[(m.group(1), int(m.group(2)), int(m.group(3)))] = b
         elif s:
             med[("scan", 1, int(s.group(1)))] = b
     c = bench["context"]
     out = [f"# K1 `normal_decode_set_metadata` on {c['gpu']} ({c['date']})", "",
-           f"Commit `{c['commit']}`, driver {c['driver']}. Command: `{c.get('command', 'scripts/gpu_run_k1.sh ' + c['commit'] + ' OUT')}` (run by "
-           "`scripts/gpu_run_k1.sh`). Width 131072 tokens, `seq_lens` uniform in [1024, 8192], "
+           f"Commit `{c['commit']}`, driver {c['driver']}. Command: `{c.get('command', 'scripts/gpu_run.sh ' + c['commit'])}` "
+           "on the GPU machine. Width 131072 tokens, `seq_lens` uniform in [1024, 8192], "
            "`req_to_token` 512 x 131072, delta 0; µs per call, median of 5 repetitions of 30 "
            "CUDA-graph replays of 20 calls (targets.md §D method). `eager` = 20 back-to-back "
            "calls on a stream (host launch cost included).", "",
@@ -82,6 +86,40 @@ def bench_table(bench):
     if scans:
         out += ["", "The seqlen scan alone (`skip_page_table`: cache_seqlens + cu_seqlens_k, one "
                 "kernel): " + ", ".join(f"bs {bs}: {t:.2f} µs" for bs, t in scans) + "."]
+    nos = [(ps, med[("noskip_bounded", ps, 64)]["real_time"], med[("noskip_full_width", ps, 64)]["real_time"])
+           for ps in (1, 64) if ("noskip_bounded", ps, 64) in med and ("noskip_full_width", ps, 64) in med]
+    if nos:
+        out += ["", "No dead column (NOSKIP: every kv length = the full width, bs = 64): the bound's own cost. " +
+                ", ".join(f"page size {ps}: bounded {b:.2f} µs vs full-width {f:.2f} µs "
+                          f"({100 * (b - f) / f:+.1f}%)" for ps, b, f in nos) + "."]
+    out.append("")
+    return "\n".join(out)
+
+
+def generic_table(bench, family):
+    c = bench["context"]
+    out = [f"# `{family}` on {c['gpu']} ({c['date']})", "",
+           f"Commit `{c['commit']}`, driver {c['driver']}. Command: `{c.get('command', 'scripts/gpu_run.sh')}` "
+           "on the GPU machine; µs per call, median over repetitions (see the benchmark's source for the method).", "",
+           "| benchmark | median (µs) | min (µs) | counters |", "|---|---|---|---|"]
+    rows = {}
+    for b in bench["benchmarks"]:
+        if b.get("run_type") != "aggregate":
+            continue
+        r = rows.setdefault(b["run_name"], {})
+        r[b["aggregate_name"]] = b
+    skip = {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+            "threads", "aggregate_name", "aggregate_unit", "iterations", "real_time", "cpu_time", "time_unit",
+            "repetition_index", "label", "error_occurred", "error_message"}
+    for name, r in rows.items():
+        med = r.get("median")
+        if not med:
+            continue
+        mn = r.get("min")
+        counters = ", ".join(f"{k}={v:.4g}" for k, v in med.items() if k not in skip and isinstance(v, (int, float)))
+        out.append(f"| {name.replace('/iterations:', ' it:').split('/repeats')[0]} | {med['real_time']:.2f} | "
+                   f"{mn['real_time']:.2f} | {counters} |" if mn else
+                   f"| {name} | {med['real_time']:.2f} | - | {counters} |")
     out.append("")
     return "\n".join(out)
 
@@ -89,20 +127,31 @@ def bench_table(bench):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
-    ap.add_argument("--tag", default="k1")
+    ap.add_argument("--tag", default="")
     args = ap.parse_args()
-    with open(os.path.join(args.results, "bench_k1.json")) as f:
-        bench = json.load(f)
-    c = bench["context"]
-    base = f"{c['date']}-{slug(c['gpu'])}-{args.tag}"
+    benches = sorted(f for f in os.listdir(args.results) if f.startswith("bench_") and f.endswith(".json"))
+    contexts = []
     os.makedirs(os.path.join(ROOT, "tests", "results"), exist_ok=True)
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "tests", "results", base + ".md"), "w") as f:
-        f.write(test_summary(args.results, c))
-    shutil.copy(os.path.join(args.results, "bench_k1.json"), os.path.join(ROOT, "bench", "results", base + ".json"))
-    with open(os.path.join(ROOT, "bench", "results", base + ".md"), "w") as f:
-        f.write(bench_table(bench))
-    print(base)
+    for f in benches:
+        path = os.path.join(args.results, f)
+        if os.path.getsize(path) == 0:
+            continue
+        with open(path) as fh:
+            bench = json.load(fh)
+        c = bench["context"]
+        contexts.append(c)
+        family = f[len("bench_"):-len(".json")]
+        base = f"{c['date']}-{slug(c['gpu'])}-{family}{args.tag}"
+        shutil.copy(path, os.path.join(ROOT, "bench", "results", base + ".json"))
+        with open(os.path.join(ROOT, "bench", "results", base + ".md"), "w") as fh:
+            fh.write(bench_table(bench) if family == "decode_metadata" else generic_table(bench, family))
+        print(base)
+    c = contexts[0]
+    base = f"{c['date']}-{slug(c['gpu'])}{args.tag}"
+    with open(os.path.join(ROOT, "tests", "results", base + ".md"), "w") as fh:
+        fh.write(test_summary(args.results, c))
+    print("tests/results/" + base + ".md")
 
 
 if __name__ == "__main__":

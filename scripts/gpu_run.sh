@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool), from the repository root, with gpu-bundle/ carried:
-#   scripts/gpu_run_k1.sh <commit> <out-dir>
-# Runs the CUDA tests (gtest XML + log), the demo (text and JSON), the K1 benchmark
-# and, if present, the autotune sweep binaries; everything lands in <out-dir>/k1.tgz
-# (the device tool returns few files).
+#   scripts/gpu_run.sh <commit> <out-dir> [bench-filter]
+# Runs every test binary (gtest XML + log), the demo (text and JSON), every family's
+# benchmark and, if present, the autotune sweep binaries; everything lands in
+# <out-dir>/gpu_run.tgz (the device tool returns few files).
 set -uo pipefail
 commit="$1"
 final="$2"
-out="$(mktemp -d)/k1"
+filter="${3:-.}"
+out="$(mktemp -d)/gpu_run"
 mkdir -p "$out" "$final"
 export LD_LIBRARY_PATH="$PWD/gpu-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt"
-for t in gpu-bundle/tests/test_decode_metadata_*; do
+for t in gpu-bundle/tests/test_*; do
     name="$(basename "$t")"
     "$t" --gtest_output="xml:$out/$name.xml" >"$out/$name.log" 2>&1
     echo "$name rc=$?" >>"$out/tests.txt"
@@ -23,8 +24,11 @@ driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 context=(--benchmark_context=date="$(date -u +%Y-%m-%d)" --benchmark_context=gpu="$gpu"
          --benchmark_context=driver="$driver" --benchmark_context=commit="$commit")
 # (Google Benchmark drops context values that contain '=': the command is named plainly.)
-gpu-bundle/bench_decode_metadata --benchmark_format=json "${context[@]}" \
-    --benchmark_context=command="scripts/gpu_run_k1.sh $commit" >"$out/bench_k1.json" 2>"$out/bench_k1.err"
+for b in gpu-bundle/bench/bench_*; do
+    name="$(basename "$b")"
+    "$b" --benchmark_format=json --benchmark_filter="$filter" "${context[@]}" \
+        --benchmark_context=command="scripts/gpu_run.sh $commit" >"$out/$name.json" 2>"$out/$name.err"
+done
 for b in gpu-bundle/tune/*/bench_decode_metadata; do
     [[ -f "$b" ]] || continue
     tag="$(basename "$(dirname "$b")")"
@@ -34,8 +38,8 @@ for b in gpu-bundle/tune/*/bench_decode_metadata; do
         echo "tune $tag test_decode_metadata_cuda rc=$?" >>"$out/tests.txt"
     fi
     "$b" --benchmark_format=json --benchmark_filter='bounded|skip' "${context[@]}" \
-        --benchmark_context=command="scripts/gpu_run_k1.sh $commit (tune $tag)" >"$out/tune_$tag.json" 2>/dev/null
+        --benchmark_context=command="scripts/gpu_run.sh $commit (tune $tag)" >"$out/tune_$tag.json" 2>/dev/null
 done
 echo done >"$out/done.txt"
-tar -C "$(dirname "$out")" -czf "$final/k1.tgz" k1
+tar -C "$(dirname "$out")" -czf "$final/gpu_run.tgz" gpu_run
 cat "$out/tests.txt" "$out/demo.txt"
