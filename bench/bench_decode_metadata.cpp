@@ -52,7 +52,7 @@ SharedInputs &shared() {
 // all_live: every request's kv length is the full width (SGLang's NOSKIP case): no column
 // is dead, so bounded vs full-width measures the cost of the bound itself.
 void BM_K1(benchmark::State &state, int64_t bs, int32_t page_size, lb_variant variant, bool skip_page_table,
-           bool all_live = false) {
+           bool all_live) {
     SharedInputs &in = shared();
     if (!in.ok) {
         state.SkipWithError("no CUDA device");
@@ -118,7 +118,7 @@ void register_all() {
     // The seqlen scan alone (skip_page_table): the part of the time that is not the gather.
     for (int64_t bs : {1, 64, 256}) {
         std::string name = "K1/skip_page_table/bs:" + std::to_string(bs);
-        benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, 1, LB_BOUNDED, true)
+        benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, 1, LB_BOUNDED, true, false)
             ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(30)->Repetitions(5)->ReportAggregatesOnly(true);
     }
     // NOSKIP: guard overhead with every column live.
@@ -135,7 +135,7 @@ void register_all() {
             for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
                 std::string name = std::string("K1/") + (v == LB_BOUNDED ? "bounded" : "full_width") +
                                    "/ps:" + std::to_string(ps) + "/bs:" + std::to_string(bs);
-                benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, ps, v, false)
+                benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, ps, v, false, false)
                     ->UseManualTime()
                     ->Unit(benchmark::kMicrosecond)
                     ->Iterations(30)
