@@ -1,6 +1,7 @@
 // K1 on CUDA. Decisions, each with its reason:
 #pragma once
 
+#include "common/scan_cuda.h"
 #include "stages.h"
 
 namespace livebound::decode_metadata {
@@ -13,7 +14,7 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
         schedule_cuda_one_kernel(s, k);
         return;
     }
-    Var bo{"bo"}, bi{"bi"}, io{"io"}, ii{"ii"}, ko{"ko"}, ki{"ki"};
+    Var bo{"bo"}, bi{"bi"}, io{"io"}, ii{"ii"};
     Var chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"};
 
     // 1. cache_seqlens: one thread per request, fused into the prefix-sum kernel (one
@@ -25,22 +26,8 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
     //    thread per total. No thread walks the batch.
     s.cu_seqlens_k.gpu_tile(s.b, io, ii, k.scan_threads, TailStrategy::GuardWithIf);
     s.cache_seqlens.compute_with(s.cu_seqlens_k, ii);
-    scan::Blocked &scan = s.blocked_scan;
-    if (scan.block_total.defined()) {
-        Var kk = scan.block_total.args()[0];
-        scan.block_total.compute_at(s.cu_seqlens_k, io)
-            .split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf)
-            .gpu_threads(ki);
-        // Fixed-length inner sums are unrolled: their loads issue together instead of one
-        // load latency per element (scan alone at bs = 64: 3.46 us rolled, H200).
-        scan.block_total.update().split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf)
-            .gpu_threads(ki).unroll(scan.in_block.x);
-        // The per-entry partial sums live in the entry's thread, in registers (left to
-        // Halide, the fused kernel would put them in a global scratch buffer allocated on
-        // every call: no allocation may happen inside a call).
-        scan.before_block.compute_at(s.cu_seqlens_k, ii).bound_storage(s.b, 1).store_in(MemoryType::Register);
-        scan.block_head.compute_at(s.cu_seqlens_k, ii).bound_storage(s.b, 1).store_in(MemoryType::Register);
-        scan.block_head.update().unroll(scan.head.x);
+    if (s.blocked_scan.block_total.defined()) {
+        schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, io, ii, s.b, k.scan_threads);
     }
 
     if (!s.page_table.defined()) return;
@@ -83,7 +70,7 @@ namespace livebound::decode_metadata {
 // Saves the second launch and the scan kernel's latency chain in front of the gather.
 inline void schedule_cuda_one_kernel(Stages &s, const Knobs &k) {
     using namespace Halide;
-    Var bo{"bo"}, bi{"bi"}, ko{"ko"}, ki{"ki"}, chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"};
+    Var bo{"bo"}, bi{"bi"}, chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"};
     auto place = [&](Func f) {
         f.split(s.b, bo, bi, 1, TailStrategy::GuardWithIf)
             .split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
@@ -101,18 +88,9 @@ inline void schedule_cuda_one_kernel(Stages &s, const Knobs &k) {
     s.cache_seqlens.split(s.b, bo, bi, 1, TailStrategy::GuardWithIf).gpu_blocks(bo).gpu_threads(bi);
     s.cache_seqlens.compute_with(s.cu_seqlens_k, bi);
     s.cu_seqlens_k.compute_with(s.page_table, bo);
-    // Block totals: one thread each, on the block's first row of col_threads threads
-    // (the block already has col_threads x col_groups <= 1024 threads).
-    scan::Blocked &scan = s.blocked_scan;
-    Var kk = scan.block_total.args()[0];
-    scan.block_total.compute_at(s.cu_seqlens_k, bo)
-        .split(kk, ko, ki, k.col_threads, TailStrategy::GuardWithIf)
-        .gpu_threads(ki);
-    scan.block_total.update().split(kk, ko, ki, k.col_threads, TailStrategy::GuardWithIf)
-        .gpu_threads(ki).unroll(scan.in_block.x);
-    scan.before_block.compute_at(s.cu_seqlens_k, bi).bound_storage(s.b, 1).store_in(MemoryType::Register);
-    scan.block_head.compute_at(s.cu_seqlens_k, bi).bound_storage(s.b, 1).store_in(MemoryType::Register);
-    scan.block_head.update().unroll(scan.head.x);
+    // Block totals on the block's first row of col_threads threads (the block already has
+    // col_threads x col_groups <= 1024 threads).
+    schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, bo, bi, s.b, k.col_threads);
 }
 
 }  // namespace livebound::decode_metadata
