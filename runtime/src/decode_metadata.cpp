@@ -1,11 +1,10 @@
 // K1 normal_decode_set_metadata: validate every argument, pick the AOT variant
-// (target x bounded/full-width x SWA x dtypes, from cmake/kernels.cmake), and call it
+// (target x bounded/full-width x SWA x dtypes, from cmake/families/decode_metadata.cmake), and call it
 // on the caller's memory with the caller's device and stream.
-#include <cstring>
+#include <algorithm>
 #include <string>
 #include <vector>
 
-#include "cuda_driver.h"
 #include "errors.h"
 #include "pipeline_call.h"
 #include "livebound/livebound.h"
@@ -52,13 +51,6 @@ const ScanVariant kScanVariants[] = {
 #undef LB_K1_SCAN
 };
 
-int64_t element(const lb_tensor &t, int64_t i) {
-    const auto *base = static_cast<const char *>(t.data);
-    int64_t offset = i * t.strides[0];
-    if (t.dtype == LB_INT64) return reinterpret_cast<const int64_t *>(base)[offset];
-    return reinterpret_cast<const int32_t *>(base)[offset];
-}
-
 int log2_exact(int64_t v) {
     int s = 0;
     while ((int64_t{1} << s) < v) s++;
@@ -72,12 +64,12 @@ void check_index_values(const lb_decode_metadata_args &a, int64_t bs, int page_s
     const int64_t pool_rows = a.req_to_token.shape[0], ctx = a.req_to_token.shape[1];
     const bool swa = !validate::is_absent(a.full_to_swa);
     for (int64_t b = 0; b < bs; b++) {
-        int64_t row = element(a.req_pool_indices, b);
+        int64_t row = validate::host_element(a.req_pool_indices, b);
         if (row < 0 || row >= pool_rows) {
             bad_argument("req_pool_indices", "req_pool_indices[" + std::to_string(b) + "] = " + std::to_string(row) +
                                                  " is outside [0, " + std::to_string(pool_rows) + ") (req_to_token rows)");
         }
-        int32_t kv_len = static_cast<int32_t>(element(a.seq_lens, b)) + a.seq_len_delta;
+        int32_t kv_len = static_cast<int32_t>(validate::host_element(a.seq_lens, b)) + a.seq_len_delta;
         int64_t live = std::min<int64_t>((int64_t{kv_len} + (int64_t{1} << page_shift) - 1) >> page_shift, a.max_seq_pages);
         if (live <= 0) continue;
         int64_t last_token = (live - 1) << page_shift;

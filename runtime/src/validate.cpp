@@ -109,6 +109,12 @@ void on_cuda_device(const lb_tensor &t, const char *name, int device_index) {
     }
 }
 
+int64_t host_element(const lb_tensor &t, int64_t i) {
+    const int64_t offset = i * t.strides[0];
+    if (t.dtype == LB_INT64) return static_cast<const int64_t *>(t.data)[offset];
+    return static_cast<const int32_t *>(t.data)[offset];
+}
+
 halide_type_t halide_type(lb_dtype dtype) {
     if (dtype == LB_UINT8) return halide_type_t(halide_type_uint, 8);
     return halide_type_t(halide_type_int, dtype == LB_INT64 ? 64 : 32);

@@ -30,6 +30,9 @@ void device(const lb_device &device);
 // cuPointerGetAttribute, a host-side query: no sync, allowed during capture).
 void on_cuda_device(const lb_tensor &t, const char *name, int device_index);
 
+// Element i of a 1-D int32/int64 tensor in host memory (CPU calls: index values are checked).
+int64_t host_element(const lb_tensor &t, int64_t i);
+
 // Halide's view of the first `rows` x `cols` (or `n`) elements: dims innermost first.
 halide_type_t halide_type(lb_dtype dtype);
 void halide_dims_1d(const lb_tensor &t, int64_t n, halide_dimension_t *dims);
