@@ -1,0 +1,281 @@
+// K6 transform_index_page_table_prefill on CUDA device 0, on caller-owned device memory
+// (cuMemAlloc in the primary context) and a caller-created non-blocking stream, against
+// the plain C++ reference. Same cases and checks as the CPU suite (cases.h): the device
+// result is poisoned by uploading the poisoned host storage and downloaded whole
+// (padding and guard included) after the call. Skips, saying why, without a driver or
+// device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "cases.h"
+#include "cuda_driver.h"
+#include "cuda_test_util.h"
+#include "livebound/livebound.h"
+#include "livebound/livebound.hpp"
+
+namespace livebound::testing::k6 {
+namespace {
+
+using livebound::testing::cuda_error;
+using livebound::testing::DeviceBuffer;
+using livebound::testing::upload_bytes;
+
+// Device copies of every table of a problem (whole storage: view + guard).
+class DeviceProblem {
+public:
+    std::string mirror(TransformIndexProblem &p) {
+        for (HostTable *t : {&p.page_table, &p.topk_indices, &p.cu_seqlens_q, &p.result}) {
+            DeviceBuffer b;
+            std::string error = b.allocate(t->bytes());
+            if (error.empty()) error = upload_bytes(b.device(), t->data(), t->bytes());
+            if (!error.empty()) return error;
+            copies_.emplace_back(t, std::move(b));
+        }
+        return {};
+    }
+    void *pointer(const HostTable &t) const {
+        for (const auto &[host, b] : copies_) {
+            if (host == &t) return b.pointer();
+        }
+        return nullptr;
+    }
+    std::string upload(const HostTable &t) const {
+        for (const auto &[host, b] : copies_) {
+            if (host == &t) return upload_bytes(b.device(), host->storage.data(), host->bytes());
+        }
+        return "upload: no device copy";
+    }
+    std::string download(HostTable &t) const {
+        for (const auto &[host, b] : copies_) {
+            if (host == &t) return cuda_error("cuMemcpyDtoH", cuda::driver()->cuMemcpyDtoH(t.data(), b.device(), t.bytes()));
+        }
+        return "download: no device copy";
+    }
+
+private:
+    std::vector<std::pair<const HostTable *, DeviceBuffer>> copies_;
+};
+
+// Device 0's primary context current and a non-blocking stream, or the test is skipped.
+class CudaTestBase : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
+        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
+        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
+        context_ = std::make_unique<cuda::ScopedContext>(0);
+        ASSERT_TRUE(context_->ok()) << context_->error();
+        ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
+    }
+    void TearDown() override {
+        if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
+        context_.reset();
+    }
+
+    // Mirrors p to the device, runs K6 on `stream`, synchronises, downloads the result.
+    ::testing::AssertionResult run_on_device(TransformIndexProblem &p, lb_variant variant, cuda::CUstream stream) {
+        DeviceProblem d;
+        std::string error = d.mirror(p);
+        if (!error.empty()) return ::testing::AssertionFailure() << error;
+        const lb_transform_index_args args = p.args(variant, [&](HostTable &t) { return d.pointer(t); });
+        const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(0, stream));
+        if (status != LB_OK) return ::testing::AssertionFailure() << "status " << status << ": " << lb_last_error();
+        if (std::string(lb_last_error()) != "") {
+            return ::testing::AssertionFailure() << "lb_last_error() not empty after a success: " << lb_last_error();
+        }
+        error = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream));
+        if (error.empty()) error = d.download(p.result);
+        if (!error.empty()) return ::testing::AssertionFailure() << error;
+        return ::testing::AssertionSuccess();
+    }
+
+    std::unique_ptr<cuda::ScopedContext> context_;
+    cuda::CUstream stream_ = nullptr;
+};
+
+template <class Param>
+class CudaParamTest : public CudaTestBase, public ::testing::WithParamInterface<Param> {};
+
+// ---- every case x variant ----
+
+using MatrixParam = std::tuple<TransformIndexCase, lb_variant>;
+using CudaTransformIndex = CudaParamTest<MatrixParam>;
+
+TEST_P(CudaTransformIndex, MatchesReferenceEverywhere) {
+    const auto &[spec, variant] = GetParam();
+    TransformIndexProblem problem = make_problem(spec);
+    const std::string context = problem.describe(variant, "cuda:0");
+    SCOPED_TRACE(context);
+    const auto expected = reference::transform_index(problem.reference_inputs());
+    ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
+    EXPECT_TRUE(check_result(problem, expected, context));
+    if (variant == LB_FULL_WIDTH) {
+        TransformIndexProblem bounded = make_problem(spec);
+        ASSERT_TRUE(run_on_device(bounded, LB_BOUNDED, stream_)) << context;
+        EXPECT_EQ(bounded.result.storage, problem.result.storage) << context << ": twin and bounded differ";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaTransformIndex,
+                         ::testing::Combine(::testing::ValuesIn(transform_index_cases()),
+                                            ::testing::Values(LB_BOUNDED, LB_FULL_WIDTH)),
+                         [](const ::testing::TestParamInfo<MatrixParam> &info) {
+                             return param_name(std::get<0>(info.param), std::get<1>(info.param));
+                         });
+
+// ---- the legacy default stream (stream NULL) ----
+
+using CudaTransformIndexDefaultStream = CudaTestBase;
+
+TEST_F(CudaTransformIndexDefaultStream, NullStreamIsTheLegacyDefaultStream) {
+    TransformIndexProblem problem = make_problem(transform_index_cases_named({"one_long_topk2048"}).at(0));
+    const std::string context = problem.describe(LB_BOUNDED, "cuda:0 stream NULL");
+    const auto expected = reference::transform_index(problem.reference_inputs());
+    ASSERT_TRUE(run_on_device(problem, LB_BOUNDED, nullptr)) << context;
+    EXPECT_TRUE(check_result(problem, expected, context));
+}
+
+// ---- CUDA-graph capture and replay with changed cu_seqlens_q contents ----
+// num_tokens, max_extend_len and output_num_tokens are baked into the captured launch;
+// the per-request lengths (cu_seqlens_q's contents) change between replays, tokens moving
+// between requests (some to 0, some to max_extend_len), as a prefill batch of the same
+// bucket would.
+
+// New extend lengths with the same sum, each in [0, max_len].
+std::vector<int64_t> redistribute(std::vector<int64_t> lens, int64_t max_len, std::mt19937 &rng, int replay) {
+    const size_t bs = lens.size();
+    if (bs < 2) return lens;
+    for (int move = 0; move < 50; ++move) {
+        const size_t from = rng() % bs, to = rng() % bs;
+        if (from == to || lens[from] == 0) continue;
+        const int64_t room = max_len - lens[to];
+        const int64_t k = std::min<int64_t>(room, 1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(lens[from])));
+        lens[from] -= k;
+        lens[to] += k;
+    }
+    // Empty one request when its tokens fit elsewhere.
+    const size_t victim = static_cast<size_t>(replay) % bs;
+    for (size_t b = 0; b < bs && lens[victim] > 0; ++b) {
+        if (b == victim) continue;
+        const int64_t k = std::min(lens[victim], max_len - lens[b]);
+        lens[victim] -= k;
+        lens[b] += k;
+    }
+    return lens;
+}
+
+using GraphParam = std::tuple<TransformIndexCase, lb_variant>;
+using CudaTransformIndexGraph = CudaParamTest<GraphParam>;
+
+TEST_P(CudaTransformIndexGraph, ReplaysFollowUpdatedCuSeqlensQ) {
+    const auto &[spec, variant] = GetParam();
+    const cuda::Driver *d = cuda::driver();
+    TransformIndexProblem problem = make_problem(spec);
+    const std::string context = problem.describe(variant, "cuda:0 graph");
+    SCOPED_TRACE(context);
+
+    DeviceProblem mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    const lb_transform_index_args args = problem.args(variant, [&](HostTable &t) { return mirror.pointer(t); });
+    const lb_device device = livebound::cuda_device(0, stream_);
+
+    // Warm-up (JIT-compiles the variant's PTX), outside the capture.
+    ASSERT_EQ(lb_transform_index_page_table_prefill(&args, device), LB_OK) << lb_last_error();
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "");
+
+    ASSERT_EQ(cuda_error("cuStreamBeginCapture", d->cuStreamBeginCapture(stream_, cuda::kStreamCaptureModeThreadLocal)), "");
+    const lb_status captured_status = lb_transform_index_page_table_prefill(&args, device);
+    const std::string captured_message = lb_last_error();
+    cuda::CUgraph graph = nullptr;
+    const std::string end_error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream_, &graph));
+    ASSERT_EQ(captured_status, LB_OK) << "call during capture: " << captured_message;
+    ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
+    cuda::CUgraphExec exec = nullptr;
+    const std::string instantiate_error = cuda_error("cuGraphInstantiateWithFlags", d->cuGraphInstantiateWithFlags(&exec, graph, 0));
+    if (!instantiate_error.empty()) d->cuGraphDestroy(graph);
+    ASSERT_EQ(instantiate_error, "");
+
+    std::mt19937 rng(spec.seed + 1000);
+    for (int replay = 0; replay < 3; ++replay) {
+        problem.set_extend_lens(redistribute(problem.spec.extend_lens, problem.max_extend_len, rng, replay));
+        problem.poison_result();
+        ASSERT_EQ(mirror.upload(problem.cu_seqlens_q), "");
+        ASSERT_EQ(mirror.upload(problem.result), "");
+        const std::string replay_context =
+            context + " replay " + std::to_string(replay) + " extend_lens " + lens_text(problem.spec.extend_lens);
+        const auto expected = reference::transform_index(problem.reference_inputs());
+        ASSERT_EQ(cuda_error("cuGraphLaunch", d->cuGraphLaunch(exec, stream_)), "") << replay_context;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "") << replay_context;
+        ASSERT_EQ(mirror.download(problem.result), "") << replay_context;
+        EXPECT_TRUE(check_result(problem, expected, replay_context));
+    }
+    d->cuGraphExecDestroy(exec);
+    d->cuGraphDestroy(graph);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaTransformIndexGraph,
+                         ::testing::Combine(::testing::ValuesIn(transform_index_cases_named(
+                                                {"one_long_topk2048", "one_long_topk2048_expanded", "tile_edges",
+                                                 "max_extend_len_slack", "strided_everything_expanded",
+                                                 "random_1_", "empty_requests"})),
+                                            ::testing::Values(LB_BOUNDED, LB_FULL_WIDTH)),
+                         [](const ::testing::TestParamInfo<GraphParam> &info) {
+                             return param_name(std::get<0>(info.param), std::get<1>(info.param));
+                         });
+
+// ---- device-side garbage: clamped, never out of bounds ----
+// On CUDA cu_seqlens_q and topk_indices are not checked (that would need a sync). With
+// garbage in them the values are unspecified, but the call must succeed and nothing
+// outside result[0:output_num_tokens, 0:topk] may be written.
+
+using CudaTransformIndexGarbage = CudaTestBase;
+
+TEST_F(CudaTransformIndexGarbage, GarbageIndicesStayInBounds) {
+    for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        TransformIndexProblem problem = make_problem(transform_index_cases_named({"strided_everything"}).at(0));
+        const std::vector<int32_t> cu = {0, 1000000, -7, 2000000000, 5};
+        for (size_t i = 0; i < cu.size(); ++i) problem.cu_seqlens_q.at(static_cast<int64_t>(i), 0) = cu[i];
+        problem.topk_indices.at(0, 0) = INT32_MAX;
+        problem.topk_indices.at(5, 3) = 1 << 30;
+        const std::string context = problem.describe(variant, "cuda:0") + " with garbage cu_seqlens_q / topk_indices";
+        ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
+        for (size_t s = 0; s < problem.result.storage.size(); ++s) {
+            const int64_t r = static_cast<int64_t>(s) / problem.result.row_stride;
+            const int64_t c = static_cast<int64_t>(s) % problem.result.row_stride;
+            if (r < problem.output_num_tokens && c < problem.spec.topk) continue;
+            ASSERT_EQ(problem.result.storage[s], kPoison) << context << ": wrote outside the result view at row " << r
+                                                           << ", column " << c;
+        }
+    }
+}
+
+// ---- a host pointer where device memory is required ----
+
+using CudaTransformIndexWrongMemory = CudaTestBase;
+
+TEST_F(CudaTransformIndexWrongMemory, HostResultIsRejectedByName) {
+    TransformIndexProblem problem = make_problem(transform_index_cases_named({"tile_edges"}).at(0));
+    const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " result in host memory";
+    DeviceProblem mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    lb_transform_index_args args = problem.args(LB_BOUNDED, [&](HostTable &t) { return mirror.pointer(t); });
+    args.result.data = problem.result.data();  // host memory
+    const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(0, stream_));
+    const std::string message = lb_last_error();
+    EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << "status " << status << ": " << message;
+    EXPECT_NE(message.find("argument 'result'"), std::string::npos) << message;
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    EXPECT_TRUE(result_untouched(problem, context + " (host result)"));
+    ASSERT_EQ(mirror.download(problem.result), "");
+    EXPECT_TRUE(result_untouched(problem, context + " (device result)"));
+}
+
+}  // namespace
+}  // namespace livebound::testing::k6
