@@ -1,0 +1,49 @@
+# K5 _get_k_and_s_triton (DSA indexer K + scale gather): the variants of generator
+# dsa_kv_gather. Included by cmake/kernels.cmake (LIVEBOUND_TARGETS and _lb_gen_dir are
+# set there).
+#
+# Variants: target x bounded/full-width x seq_lens dtype x page_indices dtype. D
+# (index_head_dim) is compile time (head_dim=128, the only value SGLang uses; the runtime
+# rejects others); page_size, max_seq_len and every length stay runtime inputs.
+
+# Schedule knobs of the CUDA variants (GeneratorParams of schedules/dsa_kv_gather/).
+# The reviewed values are the defaults in schedules/dsa_kv_gather/stages.h.
+set(LIVEBOUND_K5_CUDA_KNOBS "" CACHE STRING "Extra K5 CUDA GeneratorParams, e.g. chunks_per_thread=4")
+set(_lb_k5_table "")
+set(_lb_k5_headers "")
+
+foreach (target IN LISTS LIVEBOUND_TARGETS)
+    # off_b: serial recurrence on the CPU, blocked scan (32-entry blocks) on the GPU.
+    if (target STREQUAL "cuda")
+        set(scan_block 32)
+        separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K5_CUDA_KNOBS}")
+    else ()
+        set(scan_block 0)
+        set(knobs "")
+    endif ()
+    foreach (seq IN ITEMS int32 int64)
+        string(REPLACE "int" "" s ${seq})
+        foreach (idx IN ITEMS int32 int64)
+            string(REPLACE "int" "" i ${idx})
+            foreach (form IN ITEMS bounded full)
+                if (form STREQUAL "bounded")
+                    set(bounded true)
+                else ()
+                    set(bounded false)
+                endif ()
+                set(name lb_k5_${target}_${form}_s${s}_i${i})
+                # buf passes 2^31 bytes at 254,201 pages of 8448 bytes (D = 128, ps = 64):
+                # every offset into it is 64-bit (spec §1.4).
+                livebound_add_kernel(${name} GENERATOR dsa_kv_gather TARGET ${target}
+                                     LARGE_BUFFERS
+                                     PARAMS head_dim=128 bounded=${bounded} seq_lens.type=${seq}
+                                            page_indices.type=${idx} scan_block=${scan_block} ${knobs})
+                string(APPEND _lb_k5_table "LB_K5_GATHER(${target}, ${form}, ${seq}, ${idx}, ${name})\n")
+                string(APPEND _lb_k5_headers "#include \"${name}.h\"\n")
+            endforeach ()
+        endforeach ()
+    endforeach ()
+endforeach ()
+
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/k5_variants.inc" CONTENT "${_lb_k5_table}")
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/k5_headers.inc" CONTENT "${_lb_k5_headers}")
