@@ -1,0 +1,86 @@
+# K4 update_trtllm_mha_graph_metadata: the variants of generator trtllm_metadata.
+# Included by cmake/kernels.cmake (LIVEBOUND_TARGETS and _lb_gen_dir are set there).
+#
+# Three parts per target, each an AOT pipeline (generators/trtllm_metadata_generator.cpp):
+#   seqlens  seq_lens dtype x cu_seqlens_q mode (none | cumsum with int32/int64 qlens | strided)   8
+#   pages    bounded/full x SWA x seq_lens dtype x req_pool_indices dtype                          16
+#   swa_out  one                                                                                     1
+# The optional pieces add variants instead of multiplying them. Lengths, widths, page
+# size, seqlen_offset, q_stride and bs stay runtime inputs.
+
+# Schedule knobs of the CUDA variants (GeneratorParams of schedules/trtllm_metadata/).
+set(LIVEBOUND_K4_CUDA_KNOBS "" CACHE STRING "Extra K4 CUDA GeneratorParams, e.g. col_threads=256")
+set(_lb_k4_table "")
+set(_lb_k4_headers "")
+
+foreach (target IN LISTS LIVEBOUND_TARGETS)
+    # Prefix sums: serial recurrence on the CPU, blocked scan (32-entry blocks) on the GPU.
+    if (target STREQUAL "cuda")
+        set(scan_block 32)
+        separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K4_CUDA_KNOBS}")
+    else ()
+        set(scan_block 0)
+        set(knobs "")
+    endif ()
+
+    foreach (seq IN ITEMS int32 int64)
+        string(REPLACE "int" "" s ${seq})
+        # ---- seqlens part ----
+        foreach (q IN ITEMS none cumsum32 cumsum64 strided)
+            if (q MATCHES "^cumsum")
+                set(q_mode cumsum)
+                string(REPLACE "cumsum" "int" qlens ${q})
+            else ()
+                set(q_mode ${q})
+                set(qlens none)
+            endif ()
+            set(name lb_k4_${target}_seqlens_s${s}_q${q})
+            set(qparams q_mode=${q_mode})
+            if (NOT qlens STREQUAL "none")
+                list(APPEND qparams qlens_type=${qlens})
+            endif ()
+            livebound_add_kernel(${name} GENERATOR trtllm_metadata TARGET ${target}
+                                 PARAMS part=seqlens seq_type=${seq} ${qparams} scan_block=${scan_block} ${knobs})
+            string(APPEND _lb_k4_table "LB_K4_SEQLENS(${target}, ${seq}, ${q_mode}, ${qlens}, ${name})\n")
+            string(APPEND _lb_k4_headers "#include \"${name}.h\"\n")
+        endforeach ()
+
+        # ---- pages part ----
+        foreach (idx IN ITEMS int32 int64)
+            string(REPLACE "int" "" i ${idx})
+            foreach (swa IN ITEMS noswa swa)
+                if (swa STREQUAL "swa")
+                    set(with_swa true)
+                else ()
+                    set(with_swa false)
+                endif ()
+                foreach (form IN ITEMS bounded full)
+                    if (form STREQUAL "bounded")
+                        set(bounded true)
+                    else ()
+                        set(bounded false)
+                    endif ()
+                    set(name lb_k4_${target}_${form}_${swa}_s${s}_i${i})
+                    # req_to_token pools can pass 2^31 elements (a 1M-token context x 4096 rows).
+                    livebound_add_kernel(${name} GENERATOR trtllm_metadata TARGET ${target}
+                                         LARGE_BUFFERS
+                                         PARAMS part=pages with_swa=${with_swa} bounded=${bounded}
+                                                seq_type=${seq} index_type=${idx} ${knobs})
+                    string(APPEND _lb_k4_table
+                           "LB_K4_PAGES(${target}, ${form}, ${swa}, ${seq}, ${idx}, ${name})\n")
+                    string(APPEND _lb_k4_headers "#include \"${name}.h\"\n")
+                endforeach ()
+            endforeach ()
+        endforeach ()
+    endforeach ()
+
+    # ---- swa_out part ----
+    set(name lb_k4_${target}_swa_out)
+    livebound_add_kernel(${name} GENERATOR trtllm_metadata TARGET ${target} LARGE_BUFFERS
+                         PARAMS part=swa_out ${knobs})
+    string(APPEND _lb_k4_table "LB_K4_SWA_OUT(${target}, ${name})\n")
+    string(APPEND _lb_k4_headers "#include \"${name}.h\"\n")
+endforeach ()
+
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/k4_variants.inc" CONTENT "${_lb_k4_table}")
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/k4_headers.inc" CONTENT "${_lb_k4_headers}")

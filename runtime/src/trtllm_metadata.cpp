@@ -1,0 +1,338 @@
+// K4 update_trtllm_mha_graph_metadata: validate every argument, pick the AOT variants
+// (cmake/families/trtllm_metadata.cmake: three parts, seqlens / pages / swa_out) and call
+// the ones this call needs on the caller's memory with the caller's device and stream.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda_driver.h"
+#include "errors.h"
+#include "pipeline_call.h"
+#include "livebound/livebound.h"
+#include "validate.h"
+
+#include "livebound/k4_headers.inc"  // generated: every K4 variant's header
+
+namespace livebound {
+namespace {
+
+enum class Target { cpu, cuda };
+enum class QMode { none, cumsum, strided };
+
+// One row per AOT library of K4; generated from the manifest.
+struct SeqlensVariant {
+    Target target;
+    lb_dtype seq_lens_dtype;
+    QMode q_mode;
+    lb_dtype qlens_dtype;  // LB_DTYPE_NONE unless q_mode == cumsum
+    int (*run)(void **);
+};
+struct PagesVariant {
+    Target target;
+    lb_variant form;
+    bool swa;
+    lb_dtype seq_lens_dtype, index_dtype;
+    int (*run)(void **);
+};
+struct SwaOutVariant {
+    Target target;
+    int (*run)(void **);
+};
+
+constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
+constexpr bool k_swa = true, k_noswa = false;
+constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64, k_none = LB_DTYPE_NONE;
+constexpr QMode kq_none = QMode::none, kq_cumsum = QMode::cumsum, kq_strided = QMode::strided;
+
+const SeqlensVariant kSeqlensVariants[] = {
+#define LB_K4_SEQLENS(target, seq, q, qlens, name) {Target::target, k_##seq, kq_##q, k_##qlens, name##_argv},
+#define LB_K4_PAGES(target, form, swa, seq, idx, name)
+#define LB_K4_SWA_OUT(target, name)
+#include "livebound/k4_variants.inc"
+#undef LB_K4_SEQLENS
+#undef LB_K4_PAGES
+#undef LB_K4_SWA_OUT
+};
+const PagesVariant kPagesVariants[] = {
+#define LB_K4_SEQLENS(target, seq, q, qlens, name)
+#define LB_K4_PAGES(target, form, swa, seq, idx, name) \
+    {Target::target, k_##form, k_##swa, k_##seq, k_##idx, name##_argv},
+#define LB_K4_SWA_OUT(target, name)
+#include "livebound/k4_variants.inc"
+#undef LB_K4_SEQLENS
+#undef LB_K4_PAGES
+#undef LB_K4_SWA_OUT
+};
+const SwaOutVariant kSwaOutVariants[] = {
+#define LB_K4_SEQLENS(target, seq, q, qlens, name)
+#define LB_K4_PAGES(target, form, swa, seq, idx, name)
+#define LB_K4_SWA_OUT(target, name) {Target::target, name##_argv},
+#include "livebound/k4_variants.inc"
+#undef LB_K4_SEQLENS
+#undef LB_K4_PAGES
+#undef LB_K4_SWA_OUT
+};
+
+int64_t element(const lb_tensor &t, int64_t i) {
+    const auto *base = static_cast<const char *>(t.data);
+    int64_t offset = i * t.strides[0];
+    if (t.dtype == LB_INT64) return reinterpret_cast<const int64_t *>(base)[offset];
+    return reinterpret_cast<const int32_t *>(base)[offset];
+}
+
+int log2_exact(int64_t v) {
+    int s = 0;
+    while ((int64_t{1} << s) < v) s++;
+    return s;
+}
+
+// The view of a 1-D int32 output that starts at its element 1 (n elements): the kernels
+// write cu_seqlens[1 .. bs] and cannot touch cu_seqlens[0].
+lb_tensor from_element_1(const lb_tensor &t, int64_t n) {
+    lb_tensor v = t;
+    v.data = static_cast<char *>(t.data) + t.strides[0] * static_cast<int64_t>(sizeof(int32_t));
+    v.shape[0] = n;
+    return v;
+}
+
+std::string at(int64_t i) { return "[" + std::to_string(i) + "]"; }
+
+// Host-visible values (CPU calls only): every index a kernel follows must stay inside its
+// table. On CUDA the same indices are clamped inside the kernels (memory safety) but not
+// checked: reading them here would need a device sync.
+void check_index_values(const lb_trtllm_mha_graph_metadata_args &a, bool gather, bool swa_pages, int page_shift,
+                        int64_t num_real) {
+    const int64_t bs = a.bs;
+    const int64_t swa_n = validate::is_absent(a.swa_mapping) ? 0 : a.swa_mapping.shape[0];
+    if (gather) {
+        const int64_t pool_rows = a.req_to_token.shape[0], ctx = a.req_to_token.shape[1];
+        const auto *r2t = static_cast<const int32_t *>(a.req_to_token.data);
+        for (int64_t i = 0; i < bs; i++) {
+            const int64_t row = element(a.req_pool_indices, i);
+            if (row < 0 || row >= pool_rows) {
+                bad_argument("req_pool_indices", "req_pool_indices" + at(i) + " = " + std::to_string(row) +
+                                                     " is outside [0, " + std::to_string(pool_rows) +
+                                                     ") (req_to_token rows)");
+            }
+            const int32_t kv_len = static_cast<int32_t>(element(a.seq_lens, i) + a.seqlen_offset);
+            const int64_t live = std::min<int64_t>(
+                (int64_t{kv_len} + (int64_t{1} << page_shift) - 1) >> page_shift, a.max_seq_pages);
+            if (live <= 0) continue;
+            const int64_t last_token = (live - 1) << page_shift;
+            if (last_token >= ctx) {
+                bad_argument("seq_lens", "seq_lens" + at(i) + " + seqlen_offset = " + std::to_string(kv_len) +
+                                             " needs req_to_token column " + std::to_string(last_token) +
+                                             ", but req_to_token has " + std::to_string(ctx) + " columns");
+            }
+            if (!swa_pages) continue;
+            for (int64_t p = 0; p < live; p++) {
+                const int64_t slot =
+                    r2t[row * a.req_to_token.strides[0] + (p << page_shift) * a.req_to_token.strides[1]];
+                if (slot >= swa_n) {  // negative slots are allowed: they map to -1
+                    bad_argument("req_to_token", "slot " + std::to_string(slot) + " at [" + std::to_string(row) + ", " +
+                                                     std::to_string(p << page_shift) +
+                                                     "] is past swa_mapping's " + std::to_string(swa_n) + " entries");
+                }
+            }
+        }
+    }
+    for (int64_t k = 0; k < num_real; k++) {
+        const int64_t loc = element(a.out_cache_loc, k);
+        if (loc >= swa_n) {  // -1 (none) and other negatives stay -1
+            bad_argument("out_cache_loc", "out_cache_loc" + at(k) + " = " + std::to_string(loc) +
+                                              " is past swa_mapping's " + std::to_string(swa_n) + " entries");
+        }
+    }
+}
+
+void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_device &device) {
+    // ---- arguments ----
+    validate::device(device);
+    const bool on_cuda = device.type == LB_DEVICE_CUDA;
+    if (a.variant != LB_BOUNDED && a.variant != LB_FULL_WIDTH) {
+        bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + std::to_string(static_cast<int>(a.variant)));
+    }
+    if (a.bs < 0 || a.bs > INT32_MAX) bad_argument("bs", "must be in [0, 2^31), got " + std::to_string(a.bs));
+    const int64_t bs = a.bs;
+    if (a.q_mode < LB_Q_MODE_NONE || a.q_mode > LB_Q_MODE_STRIDED) {
+        bad_argument("q_mode", "must be 0 (none), 1 (cumsum) or 2 (strided), got " + std::to_string(a.q_mode));
+    }
+    const QMode q_mode = a.q_mode == LB_Q_MODE_CUMSUM    ? QMode::cumsum
+                         : a.q_mode == LB_Q_MODE_STRIDED ? QMode::strided
+                                                         : QMode::none;
+
+    validate::tensor(a.seq_lens, "seq_lens", {LB_INT32, LB_INT64}, 1);
+    validate::extent_at_least(a.seq_lens, "seq_lens", 0, bs, "bs");
+    validate::tensor(a.cache_seqlens, "cache_seqlens", {LB_INT32}, 1);
+    validate::extent_at_least(a.cache_seqlens, "cache_seqlens", 0, bs, "bs");
+    validate::tensor(a.cu_seqlens_k, "cu_seqlens_k", {LB_INT32}, 1);
+    validate::extent_at_least(a.cu_seqlens_k, "cu_seqlens_k", 0, bs + 1, "bs + 1");
+    std::vector<std::pair<const lb_tensor *, const char *>> used = {
+        {&a.seq_lens, "seq_lens"}, {&a.cache_seqlens, "cache_seqlens"}, {&a.cu_seqlens_k, "cu_seqlens_k"}};
+    if (q_mode != QMode::none) {
+        if (validate::is_absent(a.cu_seqlens_q)) bad_argument("cu_seqlens_q", "is required when q_mode is 1 or 2");
+        validate::tensor(a.cu_seqlens_q, "cu_seqlens_q", {LB_INT32}, 1);
+        validate::extent_at_least(a.cu_seqlens_q, "cu_seqlens_q", 0, bs + 1, "bs + 1");
+        used.push_back({&a.cu_seqlens_q, "cu_seqlens_q"});
+    }
+    if (q_mode == QMode::cumsum) {
+        if (validate::is_absent(a.qlens)) bad_argument("qlens", "is required when q_mode is 1 (cumsum)");
+        validate::tensor(a.qlens, "qlens", {LB_INT32, LB_INT64}, 1);
+        validate::extent_at_least(a.qlens, "qlens", 0, bs, "bs");
+        used.push_back({&a.qlens, "qlens"});
+    }
+
+    const bool has_mapping = !validate::is_absent(a.swa_mapping);
+    if (has_mapping) {
+        validate::tensor(a.swa_mapping, "swa_mapping", {LB_INT64}, 1);
+        if (a.swa_mapping.shape[0] < 1) bad_argument("swa_mapping", "must not be empty");
+    }
+
+    const bool gather = !a.skip_page_table;
+    const bool swa_pages = gather && !validate::is_absent(a.swa_page_table);
+    int page_shift = 0;
+    if (gather) {
+        if (a.page_size < 1 || a.page_size > (1 << 20) || (a.page_size & (a.page_size - 1)) != 0) {
+            bad_argument("page_size", "must be a power of two in [1, 2^20], got " + std::to_string(a.page_size));
+        }
+        page_shift = log2_exact(a.page_size);
+        if (a.max_seq_pages < 0 || a.max_seq_pages > INT32_MAX) {
+            bad_argument("max_seq_pages", "must be in [0, 2^31), got " + std::to_string(a.max_seq_pages));
+        }
+        validate::tensor(a.req_pool_indices, "req_pool_indices", {LB_INT32, LB_INT64}, 1);
+        validate::extent_at_least(a.req_pool_indices, "req_pool_indices", 0, bs, "bs");
+        validate::tensor(a.req_to_token, "req_to_token", {LB_INT32}, 2);
+        if (bs > 0 && (a.req_to_token.shape[0] < 1 || a.req_to_token.shape[1] < 1)) {
+            bad_argument("req_to_token", "must have at least one row and one column");
+        }
+        validate::tensor(a.page_table, "page_table", {LB_INT32}, 2);
+        validate::extent_at_least(a.page_table, "page_table", 0, bs, "bs");
+        validate::extent_at_least(a.page_table, "page_table", 1, a.max_seq_pages, "max_seq_pages");
+        used.insert(used.end(), {{&a.req_pool_indices, "req_pool_indices"},
+                                 {&a.req_to_token, "req_to_token"},
+                                 {&a.page_table, "page_table"}});
+        if (swa_pages) {
+            if (!has_mapping) bad_argument("swa_page_table", "is given but swa_mapping is not");
+            validate::tensor(a.swa_page_table, "swa_page_table", {LB_INT32}, 2);
+            validate::extent_at_least(a.swa_page_table, "swa_page_table", 0, bs, "bs");
+            validate::extent_at_least(a.swa_page_table, "swa_page_table", 1, a.max_seq_pages, "max_seq_pages");
+            used.push_back({&a.swa_page_table, "swa_page_table"});
+        }
+    }
+
+    const bool swa_out = !validate::is_absent(a.swa_out_cache_loc);
+    const bool has_out_loc = swa_out && !validate::is_absent(a.out_cache_loc);
+    int64_t num_real = 0;
+    if (swa_out) {
+        if (!has_mapping) bad_argument("swa_out_cache_loc", "is given but swa_mapping is not");
+        validate::tensor(a.swa_out_cache_loc, "swa_out_cache_loc", {LB_INT64}, 1);
+        used.push_back({&a.swa_out_cache_loc, "swa_out_cache_loc"});
+        if (has_out_loc) {
+            validate::tensor(a.out_cache_loc, "out_cache_loc", {LB_INT64}, 1);
+            num_real = std::min(a.swa_out_cache_loc.shape[0], a.out_cache_loc.shape[0]);
+            if (a.out_cache_loc.shape[0] > 0) used.push_back({&a.out_cache_loc, "out_cache_loc"});
+        }
+    }
+    if (has_mapping && (swa_pages || swa_out)) used.push_back({&a.swa_mapping, "swa_mapping"});
+
+    if (on_cuda) {
+        for (auto &[t, name] : used) validate::on_cuda_device(*t, name, device.index);
+    } else {
+        check_index_values(a, gather, swa_pages, page_shift, num_real);
+    }
+
+    // ---- calls ----
+    // bs == 0: nothing to write (SGLang launches nothing either; cu_seqlens_k[0] is never ours).
+    if (bs == 0) return;
+    PipelineCall call(device);
+    const Target target = on_cuda ? Target::cuda : Target::cpu;
+    int32_t offset = a.seqlen_offset;
+
+    // 1. seqlens: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs].
+    {
+        const lb_dtype qlens_dtype = q_mode == QMode::cumsum ? a.qlens.dtype : LB_DTYPE_NONE;
+        const SeqlensVariant *v = nullptr;
+        for (const auto &s : kSeqlensVariants) {
+            if (s.target == target && s.seq_lens_dtype == a.seq_lens.dtype && s.q_mode == q_mode &&
+                s.qlens_dtype == qlens_dtype) {
+                v = &s;
+            }
+        }
+        if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K4 seqlens variant for this target, q_mode and dtypes");
+        const lb_tensor cu_k = from_element_1(a.cu_seqlens_k, bs);
+        std::vector<void *> argv = {call.user_context(), call.wrap_1d(a.seq_lens, "seq_lens", bs), &offset};
+        int32_t q_stride = a.q_stride;
+        if (q_mode == QMode::cumsum) argv.push_back(call.wrap_1d(a.qlens, "qlens", bs));
+        if (q_mode == QMode::strided) argv.push_back(&q_stride);
+        argv.push_back(call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs));
+        argv.push_back(call.wrap_1d(cu_k, "cu_seqlens_k", bs));
+        if (q_mode != QMode::none) {
+            const lb_tensor cu_q = from_element_1(a.cu_seqlens_q, bs);
+            argv.push_back(call.wrap_1d(cu_q, "cu_seqlens_q", bs));
+        }
+        call.run(v->run, argv);
+    }
+
+    // 2. pages: page_table and swa_page_table, live prefix only (LB_BOUNDED).
+    if (gather && a.max_seq_pages > 0) {
+        const PagesVariant *v = nullptr;
+        for (const auto &g : kPagesVariants) {
+            if (g.target == target && g.form == a.variant && g.swa == swa_pages &&
+                g.seq_lens_dtype == a.seq_lens.dtype && g.index_dtype == a.req_pool_indices.dtype) {
+                v = &g;
+            }
+        }
+        if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K4 page-table variant for this target, variant, SWA and dtypes");
+        int32_t max_seq_pages = static_cast<int32_t>(a.max_seq_pages);
+        std::vector<void *> argv = {call.user_context(),
+                                    call.wrap_1d(a.seq_lens, "seq_lens", bs),
+                                    &offset,
+                                    call.wrap_1d(a.req_pool_indices, "req_pool_indices", bs),
+                                    call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0],
+                                                 a.req_to_token.shape[1]),
+                                    &max_seq_pages,
+                                    &page_shift};
+        if (swa_pages) argv.push_back(call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0]));
+        argv.push_back(call.wrap_2d(a.page_table, "page_table", bs, a.max_seq_pages));
+        if (swa_pages) argv.push_back(call.wrap_2d(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages));
+        call.run(v->run, argv);
+    }
+
+    // 3. swa_out: swa_out_cache_loc, every entry.
+    const int64_t swa_out_len = swa_out ? a.swa_out_cache_loc.shape[0] : 0;
+    if (swa_out_len > 0) {
+        const SwaOutVariant *v = nullptr;
+        for (const auto &s : kSwaOutVariants) {
+            if (s.target == target) v = &s;
+        }
+        if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K4 swa_out variant for this target");
+        // Without out_cache_loc (or with an empty one) num_real is 0 and the kernel reads no
+        // location; it still needs a readable buffer: one element of swa_mapping.
+        halide_buffer_t *locations = num_real > 0 ? call.wrap_1d(a.out_cache_loc, "out_cache_loc", a.out_cache_loc.shape[0])
+                                                  : call.wrap_1d(a.swa_mapping, "swa_mapping", 1);
+        int32_t real = static_cast<int32_t>(num_real);
+        call.run(v->run, {call.user_context(), locations, &real,
+                          call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0]),
+                          call.wrap_1d(a.swa_out_cache_loc, "swa_out_cache_loc", swa_out_len)});
+    }
+}
+
+}  // namespace
+}  // namespace livebound
+
+extern "C" lb_status lb_update_trtllm_mha_graph_metadata(const lb_trtllm_mha_graph_metadata_args *args,
+                                                         lb_device device) {
+    struct Call {
+        const lb_trtllm_mha_graph_metadata_args *args;
+        lb_device device;
+    } call{args, device};
+    return livebound::guarded_call(
+        "lb_update_trtllm_mha_graph_metadata",
+        [](const void *p) {
+            const auto *c = static_cast<const Call *>(p);
+            if (!c->args) livebound::bad_argument("args", "is null");
+            livebound::run_trtllm_metadata(*c->args, c->device);
+        },
+        &call);
+}
