@@ -1,0 +1,72 @@
+# K2 fused_dsa_decode_metadata and K3 fused_dsa_target_verify_metadata: the variants of
+# generators dsa_decode_metadata and dsa_target_verify_metadata.
+# Included by cmake/kernels.cmake (LIVEBOUND_TARGETS and _lb_gen_dir are set there).
+#
+# Variant axes (compile-time facts only; lengths, widths, top-k, real_page_size, next_n and
+# index_kpool are runtime inputs):
+#   target    cpu | cuda
+#   form      bounded | full (the full-width twin)
+#   tables    pt1  (page_table_1 only: real_page_size == 1, the real table IS page_table_1)
+#             both (page_table_1 and real_page_table)
+#             real (real_page_table only: page_table_1 absent, real_page_size > 1)
+#   ctx       K3 only: noctx | ctx (paged_mqa_ctx_lens_2d written)
+#   dtype     i32 | i64: seq_lens and req_pool_indices (one dtype for both)
+# Every variant gets LARGE_BUFFERS: req_to_token pools of 1M-token rows pass 2^31 elements.
+
+set(LIVEBOUND_K2_CUDA_KNOBS "" CACHE STRING "Extra K2/K3 CUDA GeneratorParams, e.g. col_groups=32")
+set(_lb_k2_table "")
+set(_lb_k2_headers "")
+
+foreach (target IN LISTS LIVEBOUND_TARGETS)
+    # Prefix sums: serial recurrence on the CPU, blocked scan (32-entry blocks) on the GPU.
+    if (target STREQUAL "cuda")
+        set(scan_block 32)
+        separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K2_CUDA_KNOBS}")
+    else ()
+        set(scan_block 0)
+        set(knobs "")
+    endif ()
+    foreach (dtype IN ITEMS int32 int64)
+        string(REPLACE "int" "i" d ${dtype})
+        foreach (tables IN ITEMS pt1 both real)
+            if (tables STREQUAL "pt1")
+                set(tp with_page_table_1=true with_real_page_table=false)
+            elseif (tables STREQUAL "both")
+                set(tp with_page_table_1=true with_real_page_table=true)
+            else ()
+                set(tp with_page_table_1=false with_real_page_table=true)
+            endif ()
+            foreach (form IN ITEMS bounded full)
+                if (form STREQUAL "bounded")
+                    set(bounded true)
+                else ()
+                    set(bounded false)
+                endif ()
+                set(common ${tp} bounded=${bounded} seq_lens.type=${dtype} req_pool_indices.type=${dtype}
+                           scan_block=${scan_block} ${knobs})
+                # K2
+                set(name lb_k2_${target}_${form}_${tables}_${d})
+                livebound_add_kernel(${name} GENERATOR dsa_decode_metadata TARGET ${target} LARGE_BUFFERS
+                                     PARAMS ${common})
+                string(APPEND _lb_k2_table "LB_K2(${target}, ${form}, ${tables}, ${dtype}, ${name})\n")
+                string(APPEND _lb_k2_headers "#include \"${name}.h\"\n")
+                # K3
+                foreach (ctx IN ITEMS noctx ctx)
+                    if (ctx STREQUAL "ctx")
+                        set(with_ctx true)
+                    else ()
+                        set(with_ctx false)
+                    endif ()
+                    set(name lb_k3_${target}_${form}_${tables}_${ctx}_${d})
+                    livebound_add_kernel(${name} GENERATOR dsa_target_verify_metadata TARGET ${target} LARGE_BUFFERS
+                                         PARAMS ${common} with_ctx_lens=${with_ctx})
+                    string(APPEND _lb_k2_table "LB_K3(${target}, ${form}, ${tables}, ${ctx}, ${dtype}, ${name})\n")
+                    string(APPEND _lb_k2_headers "#include \"${name}.h\"\n")
+                endforeach ()
+            endforeach ()
+        endforeach ()
+    endforeach ()
+endforeach ()
+
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/dsa_metadata_variants.inc" CONTENT "${_lb_k2_table}")
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/dsa_metadata_headers.inc" CONTENT "${_lb_k2_headers}")

@@ -1,0 +1,37 @@
+// What the K2 / K3 schedules act on: the generators' Funcs and Vars, and the named knobs.
+#pragma once
+
+#include <vector>
+
+#include "Halide.h"
+#include "common/scan.h"
+
+namespace livebound::dsa_metadata {
+
+// Schedule knobs. Defaults are the reviewed values; the CMake manifest and autotune/
+// may override them per variant through GeneratorParams of the same names.
+struct Knobs {
+    // col_groups x col_threads: K1's measured best at bs = 64 (autotune/records/k1.jsonl,
+    // round 3: 16 x 256). K2's bench shape (bs <= 64, <= 1024 live columns per row, the
+    // real table 64x narrower) is K1's regime; not re-tuned for K2/K3 yet.
+    int col_threads = 256;   // CUDA: threads per block along the table columns
+    int col_groups = 16;     // CUDA: blocks per table row, column chunks interleaved
+    int scan_threads = 256;  // CUDA: threads per block of the lengths / prefix-sum kernel
+};
+
+struct Stages {
+    Halide::Var i, column, row;
+    // The lengths kernel: cu_seqlens_k is the anchor; everything else 1-D is fused into it.
+    Halide::Func cu_seqlens_k;                // output (i), i in [0, bs]
+    scan::Blocked cu_scan;                    // blocked scan only; undefined Funcs for serial
+    Halide::Func dsa_cu_seqlens_k;            // output (i), i in [0, bs] (K2) or [0, E] (K3)
+    scan::Blocked dsa_scan;
+    std::vector<Halide::Func> elementwise;    // outputs (i): cache_seqlens, dsa_cache_seqlens, seqlens_expanded
+    Halide::Func ctx_lens_2d;                 // K3 paged_mqa_ctx_lens_2d (d, i), undefined when absent
+    // The gather kernel.
+    Halide::Func page_table_1;                // output (column, row), undefined when absent
+    Halide::Func real_page_table;             // output (column, row), undefined when absent
+    Halide::Func request_row;                 // (row): clamped req_to_token row of the table row
+};
+
+}  // namespace livebound::dsa_metadata

@@ -1,0 +1,258 @@
+// K2 / K3 on CUDA device 0, on caller-owned device memory (cuMemAlloc in the primary context)
+// and a caller-created non-blocking stream, against the plain C++ reference. Same cases and
+// checks as the CPU suite (cases.h): device outputs are poisoned by uploading the poisoned
+// host storage and downloaded whole (guards included) after the call. Also: the legacy
+// default stream, CUDA-graph capture and replay with lengths changing between replays, and a
+// host pointer rejected by name. Skips, saying why, without a driver or device.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "cases.h"
+#include "cuda_driver.h"
+
+namespace livebound::dsa_testing {
+namespace {
+
+std::string cuda_error(const char *call, cuda::CUresult r) { return r == 0 ? std::string() : cuda::describe(call, r); }
+
+// Device copies of every present buffer of a DsaProblem (whole storage, guards included).
+class Mirror {
+public:
+    Mirror() = default;
+    Mirror(const Mirror &) = delete;
+    ~Mirror() {
+        for (auto &[host, ptr] : copies_) cuda::driver()->cuMemFree(ptr);
+    }
+    std::string mirror(DsaProblem &p) {
+        std::vector<Buf *> all = p.inputs();
+        for (Buf *b : p.outputs()) all.push_back(b);
+        for (Buf *b : all) {
+            if (!b->present) continue;
+            cuda::CUdeviceptr ptr = 0;
+            std::string e = cuda_error("cuMemAlloc", cuda::driver()->cuMemAlloc(&ptr, std::max<size_t>(b->bytes(), 4)));
+            if (!e.empty()) return e;
+            copies_.emplace_back(b, ptr);
+            e = upload(*b);
+            if (!e.empty()) return e;
+        }
+        return {};
+    }
+    void *pointer(const Buf &b) const {
+        for (const auto &[host, ptr] : copies_) {
+            if (host == &b) return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr));
+        }
+        return nullptr;
+    }
+    std::string upload(Buf &b) const {
+        for (const auto &[host, ptr] : copies_) {
+            if (host != &b) continue;
+            std::string e = cuda_error("cuMemcpyHtoD", cuda::driver()->cuMemcpyHtoD(ptr, b.data(), b.bytes()));
+            if (e.empty()) e = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(nullptr));
+            return e;
+        }
+        return "upload: no device copy";
+    }
+    std::string download_outputs(DsaProblem &p) const {
+        for (Buf *b : p.outputs()) {
+            if (!b->present) continue;
+            for (const auto &[host, ptr] : copies_) {
+                if (host != b) continue;
+                std::string e = cuda_error("cuMemcpyDtoH", cuda::driver()->cuMemcpyDtoH(b->data(), ptr, b->bytes()));
+                if (!e.empty()) return e;
+            }
+        }
+        return {};
+    }
+    DsaProblem::PtrFn ptr_fn() const {
+        return [this](Buf &b) { return pointer(b); };
+    }
+
+private:
+    std::vector<std::pair<const Buf *, cuda::CUdeviceptr>> copies_;
+};
+
+class CudaBase : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
+        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
+        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
+        context_ = std::make_unique<cuda::ScopedContext>(0);
+        ASSERT_TRUE(context_->ok()) << context_->error();
+        ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
+    }
+    void TearDown() override {
+        if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
+        context_.reset();
+    }
+
+    // Mirrors p, runs it on `stream`, synchronises and downloads every output into p.
+    ::testing::AssertionResult run_on_device(DsaProblem &p, lb_variant variant, cuda::CUstream stream) {
+        Mirror m;
+        std::string e = m.mirror(p);
+        if (!e.empty()) return ::testing::AssertionFailure() << e;
+        const lb_status status = p.call(variant, m.ptr_fn(), livebound::cuda_device(0, stream));
+        if (status != LB_OK) return ::testing::AssertionFailure() << "status " << status << ": " << lb_last_error();
+        e = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream));
+        if (e.empty()) e = m.download_outputs(p);
+        if (!e.empty()) return ::testing::AssertionFailure() << e;
+        return ::testing::AssertionSuccess();
+    }
+
+    std::unique_ptr<cuda::ScopedContext> context_;
+    cuda::CUstream stream_ = nullptr;
+};
+
+// ---- every case x dtype x form ----
+
+using Param = std::tuple<DsaCase, lb_dtype, lb_variant>;
+class CudaDsaMetadata : public CudaBase, public ::testing::WithParamInterface<Param> {};
+
+TEST_P(CudaDsaMetadata, MatchesReferenceAndWritesOnlyTheLivePrefix) {
+    const auto &[spec, dtype, variant] = GetParam();
+    DsaProblem p = make_problem(spec, dtype);
+    const std::string context = p.describe(variant, "cuda:0");
+    SCOPED_TRACE(context);
+    const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
+    ASSERT_TRUE(run_on_device(p, variant, stream_)) << context;
+    EXPECT_TRUE(check_outputs(p, want, variant, context));
+}
+
+auto name_of = [](const ::testing::TestParamInfo<Param> &info) {
+    return param_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param));
+};
+INSTANTIATE_TEST_SUITE_P(Cases, CudaDsaMetadata,
+                         ::testing::Combine(::testing::ValuesIn(all_cases()), ::testing::Values(LB_INT64, LB_INT32),
+                                            ::testing::Values(LB_BOUNDED, LB_FULL_WIDTH)),
+                         name_of);
+INSTANTIATE_TEST_SUITE_P(LargeShape, CudaDsaMetadata,
+                         ::testing::Combine(::testing::ValuesIn(large_shape_cases()), ::testing::Values(LB_INT64),
+                                            ::testing::Values(LB_BOUNDED, LB_FULL_WIDTH)),
+                         name_of);
+
+// ---- the legacy default stream (stream NULL) ----
+
+using CudaDsaMetadataDefaultStream = CudaBase;
+TEST_F(CudaDsaMetadataDefaultStream, NullStreamIsTheLegacyDefaultStream) {
+    for (const DsaCase &c : {decode_cases()[3], verify_cases()[1]}) {
+        DsaProblem p = make_problem(c, LB_INT64);
+        const std::string context = p.describe(LB_BOUNDED, "cuda:0 stream NULL");
+        const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
+        ASSERT_TRUE(run_on_device(p, LB_BOUNDED, nullptr)) << context;
+        EXPECT_TRUE(check_outputs(p, want, LB_BOUNDED, context));
+    }
+}
+
+// ---- CUDA-graph capture and replay with changing seq_lens ----
+
+using GraphParam = std::tuple<DsaCase, lb_dtype>;
+class CudaDsaMetadataGraph : public CudaBase, public ::testing::WithParamInterface<GraphParam> {};
+
+TEST_P(CudaDsaMetadataGraph, ReplaysFollowUpdatedSeqLens) {
+    const auto &[spec, dtype] = GetParam();
+    const cuda::Driver *d = cuda::driver();
+    DsaProblem p = make_problem(spec, dtype);
+    const std::string context = p.describe(LB_BOUNDED, "cuda:0 graph");
+    SCOPED_TRACE(context);
+    Mirror m;
+    ASSERT_EQ(m.mirror(p), "");
+    const lb_device device = livebound::cuda_device(0, stream_);
+
+    // Warm-up (JIT-compiles the variant's PTX), outside the capture.
+    ASSERT_EQ(p.call(LB_BOUNDED, m.ptr_fn(), device), LB_OK) << lb_last_error();
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "");
+
+    ASSERT_EQ(cuda_error("cuStreamBeginCapture", d->cuStreamBeginCapture(stream_, cuda::kStreamCaptureModeThreadLocal)), "");
+    const lb_status captured = p.call(LB_BOUNDED, m.ptr_fn(), device);
+    const std::string captured_message = lb_last_error();
+    cuda::CUgraph graph = nullptr;
+    const std::string end_error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream_, &graph));
+    ASSERT_EQ(captured, LB_OK) << "call during capture: " << captured_message;
+    ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
+    cuda::CUgraphExec exec = nullptr;
+    const std::string inst = cuda_error("cuGraphInstantiateWithFlags", d->cuGraphInstantiateWithFlags(&exec, graph, 0));
+    if (!inst.empty()) d->cuGraphDestroy(graph);
+    ASSERT_EQ(inst, "");
+
+    std::mt19937 rng(spec.seed + 1000);
+    std::uniform_int_distribution<int64_t> length(0, spec.width + 20);
+    for (int replay = 0; replay < 3; ++replay) {
+        // New lengths (shorter and longer than the captured ones, 0 included), outputs re-poisoned.
+        std::vector<int64_t> lengths;
+        for (int64_t b = 0; b < p.bs; ++b) lengths.push_back(length(rng));
+        lengths[replay % p.bs] = 0;
+        if (replay == 2) lengths[(replay + 1) % p.bs] = spec.width;  // a fully live row
+        p.set_seq_lens(lengths);
+        p.poison_outputs();
+        ASSERT_EQ(m.upload(p.seq_lens), "");
+        for (Buf *b : p.outputs()) {
+            if (b->present) {
+                ASSERT_EQ(m.upload(*b), "");
+            }
+        }
+        const std::string replay_context = context + " replay " + std::to_string(replay);
+        const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
+        ASSERT_EQ(cuda_error("cuGraphLaunch", d->cuGraphLaunch(exec, stream_)), "") << replay_context;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "") << replay_context;
+        ASSERT_EQ(m.download_outputs(p), "") << replay_context;
+        EXPECT_TRUE(check_outputs(p, want, LB_BOUNDED, replay_context));
+    }
+    d->cuGraphExecDestroy(exec);
+    d->cuGraphDestroy(graph);
+}
+
+std::vector<DsaCase> graph_cases() {
+    const auto dec = decode_cases();
+    const auto ver = verify_cases();
+    return {dec[5] /* bs65 rps64 */, dec[8] /* no page_table_1 */, ver[3] /* bs63 rps64 ctx */, ver[4] /* bs128 rps1 */};
+}
+INSTANTIATE_TEST_SUITE_P(Cases, CudaDsaMetadataGraph,
+                         ::testing::Combine(::testing::ValuesIn(graph_cases()), ::testing::Values(LB_INT32, LB_INT64)),
+                         [](const ::testing::TestParamInfo<GraphParam> &info) {
+                             return std::get<0>(info.param).name + "_" + dtype_tag(std::get<1>(info.param));
+                         });
+
+// ---- the empty batch: two memsets on the caller's stream, nothing else ----
+
+using CudaDsaMetadataEmpty = CudaBase;
+TEST_F(CudaDsaMetadataEmpty, WritesOnlyTheFirstPrefixSums) {
+    for (const DsaCase &c : empty_cases()) {
+        DsaProblem p = make_problem(c, LB_INT64);
+        const std::string context = p.describe(LB_BOUNDED, "cuda:0");
+        ASSERT_TRUE(run_on_device(p, LB_BOUNDED, stream_)) << context;
+        EXPECT_EQ(p.cu_seqlens_k.load(0), 0) << context;
+        EXPECT_EQ(p.dsa_cu_seqlens_k.load(0), 0) << context;
+        p.cu_seqlens_k.store(0, kPoison);
+        p.dsa_cu_seqlens_k.store(0, kPoison);
+        EXPECT_TRUE(outputs_untouched(p, context + " (besides the two first prefix sums)"));
+    }
+}
+
+// ---- a host pointer where device memory is required ----
+
+using CudaDsaMetadataWrongMemory = CudaBase;
+TEST_F(CudaDsaMetadataWrongMemory, HostRealPageTableIsRejectedByName) {
+    DsaProblem p = make_problem(decode_cases()[3], LB_INT64);
+    const std::string context = p.describe(LB_BOUNDED, "cuda:0") + " real_page_table in host memory";
+    Mirror m;
+    ASSERT_EQ(m.mirror(p), "");
+    lb_dsa_decode_metadata_args a = p.k2_args(LB_BOUNDED, m.ptr_fn());
+    a.real_page_table.data = p.real_page_table.data();
+    const lb_status status = lb_fused_dsa_decode_metadata(&a, livebound::cuda_device(0, stream_));
+    const std::string message = lb_last_error();
+    EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << status << ": " << message;
+    EXPECT_NE(message.find("real_page_table"), std::string::npos) << message;
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    EXPECT_TRUE(outputs_untouched(p, context + " (host buffers)"));
+    ASSERT_EQ(m.download_outputs(p), "");
+    EXPECT_TRUE(outputs_untouched(p, context + " (device outputs)"));
+}
+
+}  // namespace
+}  // namespace livebound::dsa_testing

@@ -1,0 +1,216 @@
+// K2 / K3 argument validation (dsa_metadata.h: every argument is validated before anything
+// runs; a bad one returns a non-zero lb_status, writes nothing, and lb_last_error() names it).
+// Each test breaks exactly one argument of an otherwise valid CPU call and asserts the status,
+// that the message names the argument, and that every output still holds the poison.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cases.h"
+
+namespace livebound::dsa_testing {
+namespace {
+
+// Valid K2 call: bs 4, max_len 64, rps 16 (both tables), topk 8, kpool 1, int64.
+DsaCase k2_baseline() {
+    DsaCase c;
+    c.name = "errors_k2_bs4_width64_rps16";
+    c.seq_lens = {10, 64, 0, 33};
+    c.width = 64;
+    c.topk = 8;
+    c.rps = 16;
+    return c;
+}
+// Valid K3 call: bs 3, next_n 2, max_seqlen_k 64, rps 16, paged_mqa_ctx_lens_2d given.
+DsaCase k3_baseline() {
+    DsaCase c = k2_baseline();
+    c.name = "errors_k3_bs3_next_n2_width64_rps16_ctx";
+    c.seq_lens = {10, 62, 0};
+    c.next_n = 2;
+    c.ctx_lens = true;
+    return c;
+}
+
+bool names_argument(const std::string &message, const std::string &name) {
+    auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+    for (size_t at = message.find(name); at != std::string::npos; at = message.find(name, at + 1)) {
+        const size_t end = at + name.size();
+        if ((at == 0 || !ident(message[at - 1])) && (end == message.size() || !ident(message[end]))) return true;
+    }
+    return false;
+}
+
+template <class Args>
+struct Bad {
+    std::string test_name;
+    std::string name;  // the argument lb_last_error() must name
+    lb_status status = LB_ERROR_INVALID_ARGUMENT;
+    std::function<void(Args &, DsaProblem &)> apply;
+};
+template <class Args>
+void PrintTo(const Bad<Args> &b, std::ostream *os) { *os << b.test_name; }
+
+// Breaks for any tensor field of either argument block.
+template <class Args>
+void add_tensor_breaks(std::vector<Bad<Args>> &list, const char *name, lb_tensor Args::*m, bool required) {
+    auto add = [&](const std::string &what, std::function<void(Args &, DsaProblem &)> f) {
+        list.push_back({what + "_" + name, name, LB_ERROR_INVALID_ARGUMENT, std::move(f)});
+    };
+    add("NullData", [m](Args &a, DsaProblem &) { (a.*m).data = nullptr; });
+    add("NdimThree", [m](Args &a, DsaProblem &) { (a.*m).ndim = 3; });
+    add("DtypeNone", [m](Args &a, DsaProblem &) { (a.*m).dtype = LB_DTYPE_NONE; });
+    add("NegativeExtent", [m](Args &a, DsaProblem &) { (a.*m).shape[(a.*m).ndim - 1] = -1; });
+    add("TooShort", [m](Args &a, DsaProblem &) { (a.*m).shape[0] = 0; });
+    if (required) add("Absent", [m](Args &a, DsaProblem &) { a.*m = lb_tensor{}; });
+}
+
+template <class Args>
+void add_common_breaks(std::vector<Bad<Args>> &list, int64_t Args::*width, const char *width_name) {
+    auto add = [&](const std::string &test, const std::string &name, std::function<void(Args &, DsaProblem &)> f,
+                   lb_status status = LB_ERROR_INVALID_ARGUMENT) {
+        list.push_back({test, name, status, std::move(f)});
+    };
+    add("VariantOutOfRange", "variant", [](Args &a, DsaProblem &) { a.variant = static_cast<lb_variant>(7); });
+    add("WidthZero", width_name, [width](Args &a, DsaProblem &) { a.*width = 0; });
+    add("WidthAbove2Pow30", width_name, [width](Args &a, DsaProblem &) { a.*width = (int64_t{1} << 30) + 1; });
+    add("ReqToTokenNarrowerThanWidth", "req_to_token", [](Args &a, DsaProblem &) { a.req_to_token.shape[1] = 63; });
+    add("ReqToTokenInt64", "req_to_token", [](Args &a, DsaProblem &) { a.req_to_token.dtype = LB_INT64; });
+    add("TableColumnStride2", "page_table_1", [](Args &a, DsaProblem &) { a.page_table_1.strides[1] = 2; });
+    add("TopkNegative", "dsa_index_topk", [](Args &a, DsaProblem &) { a.dsa_index_topk = -1; });
+    add("KpoolNegative", "index_kpool", [](Args &a, DsaProblem &) { a.index_kpool = -2; });
+    add("RealPageSizeZero", "real_page_size", [](Args &a, DsaProblem &) { a.real_page_size = 0; });
+    add("RealPageSizeNotPow2", "real_page_size", [](Args &a, DsaProblem &) { a.real_page_size = 48; });
+    add("RealPageSizeAbove2Pow20", "real_page_size", [](Args &a, DsaProblem &) { a.real_page_size = 1 << 21; });
+    add("RealTableTooNarrow", "real_page_table", [](Args &a, DsaProblem &) { a.real_page_table.shape[1] = 3; });
+    add("RealAbsentWithRps16", "real_page_table", [](Args &a, DsaProblem &) { a.real_page_table = lb_tensor{}; });
+    add("Rps1WithDistinctRealTable", "real_page_table", [](Args &a, DsaProblem &) { a.real_page_size = 1; });
+    add("Rps1WithoutPageTable1", "page_table_1", [](Args &a, DsaProblem &) {
+        a.real_page_size = 1;
+        a.page_table_1 = lb_tensor{};
+        a.real_page_table = lb_tensor{};
+    });
+    add("PageTable1TooNarrow", "page_table_1", [](Args &a, DsaProblem &) { a.page_table_1.shape[1] = 63; });
+    add("RpiDtypeDiffersFromSeqLens", "req_pool_indices", [](Args &a, DsaProblem &) {
+        a.req_pool_indices.dtype = LB_INT32;  // same memory read as int32: only the dtype rule may fire
+    });
+    add("RpiLengthNotBs", "req_pool_indices", [](Args &a, DsaProblem &) { a.req_pool_indices.shape[0] -= 1; });
+    add("RpiRowPastPool", "req_pool_indices", [](Args &, DsaProblem &p) { p.req_pool_indices.store(1, p.pool_rows); });
+    add("RpiRowNegative", "req_pool_indices", [](Args &, DsaProblem &p) { p.req_pool_indices.store(0, -1); });
+    add("UnknownDeviceType", "device", [](Args &, DsaProblem &) {});  // device broken in the test body
+}
+
+std::vector<Bad<lb_dsa_decode_metadata_args>> k2_bad() {
+    using A = lb_dsa_decode_metadata_args;
+    std::vector<Bad<A>> list;
+    add_tensor_breaks<A>(list, "seq_lens", &A::seq_lens, true);
+    add_tensor_breaks<A>(list, "req_pool_indices", &A::req_pool_indices, true);
+    add_tensor_breaks<A>(list, "req_to_token", &A::req_to_token, true);
+    add_tensor_breaks<A>(list, "cache_seqlens", &A::cache_seqlens, true);
+    add_tensor_breaks<A>(list, "cu_seqlens_k", &A::cu_seqlens_k, true);
+    add_tensor_breaks<A>(list, "dsa_cache_seqlens", &A::dsa_cache_seqlens, true);
+    add_tensor_breaks<A>(list, "dsa_cu_seqlens_k", &A::dsa_cu_seqlens_k, true);
+    add_tensor_breaks<A>(list, "page_table_1", &A::page_table_1, false);
+    add_tensor_breaks<A>(list, "real_page_table", &A::real_page_table, false);
+    add_common_breaks<A>(list, &A::max_len, "max_len");
+    // seq_lens' own extent sets bs: a too-short seq_lens is valid (smaller batch) unless ...
+    // it is 0 with a 4-entry req_pool_indices, caught as req_pool_indices' length.
+    for (auto &b : list) {
+        if (b.test_name == "TooShort_seq_lens") b.name = "req_pool_indices";
+        if (b.test_name == "TooShort_req_pool_indices") b.name = "req_pool_indices";
+    }
+    list.push_back({"CuSeqlensOneShort", "cu_seqlens_k", LB_ERROR_INVALID_ARGUMENT, [](A &a, DsaProblem &) { a.cu_seqlens_k.shape[0] = 4; }});
+    list.push_back({"DsaCuSeqlensOneShort", "dsa_cu_seqlens_k", LB_ERROR_INVALID_ARGUMENT, [](A &a, DsaProblem &) { a.dsa_cu_seqlens_k.shape[0] = 4; }});
+    list.push_back({"PageTable1TooFewRows", "page_table_1", LB_ERROR_INVALID_ARGUMENT, [](A &a, DsaProblem &) { a.page_table_1.shape[0] = 3; }});
+    return list;
+}
+
+std::vector<Bad<lb_dsa_target_verify_metadata_args>> k3_bad() {
+    using A = lb_dsa_target_verify_metadata_args;
+    std::vector<Bad<A>> list;
+    add_tensor_breaks<A>(list, "seq_lens", &A::seq_lens, true);
+    add_tensor_breaks<A>(list, "req_pool_indices", &A::req_pool_indices, true);
+    add_tensor_breaks<A>(list, "req_to_token", &A::req_to_token, true);
+    add_tensor_breaks<A>(list, "cache_seqlens", &A::cache_seqlens, true);
+    add_tensor_breaks<A>(list, "cu_seqlens_k", &A::cu_seqlens_k, true);
+    add_tensor_breaks<A>(list, "seqlens_expanded", &A::seqlens_expanded, true);
+    add_tensor_breaks<A>(list, "dsa_cache_seqlens", &A::dsa_cache_seqlens, true);
+    add_tensor_breaks<A>(list, "dsa_cu_seqlens_k", &A::dsa_cu_seqlens_k, true);
+    add_tensor_breaks<A>(list, "page_table_1", &A::page_table_1, false);
+    add_tensor_breaks<A>(list, "real_page_table", &A::real_page_table, false);
+    add_tensor_breaks<A>(list, "paged_mqa_ctx_lens_2d", &A::paged_mqa_ctx_lens_2d, false);
+    add_common_breaks<A>(list, &A::max_seqlen_k, "max_seqlen_k");
+    for (auto &b : list) {
+        if (b.test_name == "TooShort_seq_lens") b.name = "req_pool_indices";
+        if (b.test_name == "TooShort_req_pool_indices") b.name = "req_pool_indices";
+    }
+    auto add = [&](const std::string &test, const std::string &name, std::function<void(A &, DsaProblem &)> f) {
+        list.push_back({test, name, LB_ERROR_INVALID_ARGUMENT, std::move(f)});
+    };
+    add("NextNZero", "next_n", [](A &a, DsaProblem &) { a.next_n = 0; });
+    add("NextNAbove1024", "next_n", [](A &a, DsaProblem &) { a.next_n = 1025; });
+    add("SeqlensExpandedOneShort", "seqlens_expanded", [](A &a, DsaProblem &) { a.seqlens_expanded.shape[0] = 5; });
+    add("DsaCacheOneShort", "dsa_cache_seqlens", [](A &a, DsaProblem &) { a.dsa_cache_seqlens.shape[0] = 5; });
+    add("DsaCuOneShort", "dsa_cu_seqlens_k", [](A &a, DsaProblem &) { a.dsa_cu_seqlens_k.shape[0] = 6; });
+    add("CtxLensTooNarrow", "paged_mqa_ctx_lens_2d", [](A &a, DsaProblem &) { a.paged_mqa_ctx_lens_2d.shape[1] = 1; });
+    add("CtxLensTooFewRows", "paged_mqa_ctx_lens_2d", [](A &a, DsaProblem &) { a.paged_mqa_ctx_lens_2d.shape[0] = 2; });
+    add("PageTable1FewerRowsThanE", "page_table_1", [](A &a, DsaProblem &) { a.page_table_1.shape[0] = 5; });
+    add("RealTableFewerRowsThanE", "real_page_table", [](A &a, DsaProblem &) { a.real_page_table.shape[0] = 5; });
+    return list;
+}
+
+template <class Args>
+void expect_rejected(const Bad<Args> &bad, const DsaCase &baseline) {
+    DsaProblem p = make_problem(baseline, LB_INT64);
+    const std::string context = p.describe(LB_BOUNDED, "cpu") + ", broken: " + bad.test_name;
+    lb_device device = livebound::cpu();
+    if (bad.name == "device") device.type = static_cast<lb_device_type>(5);
+    lb_status status;
+    if constexpr (std::is_same_v<Args, lb_dsa_decode_metadata_args>) {
+        Args a = p.k2_args(LB_BOUNDED, host_ptr);
+        bad.apply(a, p);
+        status = lb_fused_dsa_decode_metadata(&a, device);
+    } else {
+        Args a = p.k3_args(LB_BOUNDED, host_ptr);
+        bad.apply(a, p);
+        status = lb_fused_dsa_target_verify_metadata(&a, device);
+    }
+    const std::string message = lb_last_error();
+    ::testing::Test::RecordProperty("lb_last_error", message);
+    EXPECT_EQ(status, bad.status) << context << "\nlb_last_error(): " << message;
+    EXPECT_TRUE(names_argument(message, bad.name)) << context << "\nlb_last_error() must name '" << bad.name
+                                                   << "': " << message;
+    EXPECT_TRUE(outputs_untouched(p, context));
+}
+
+class K2Errors : public ::testing::TestWithParam<Bad<lb_dsa_decode_metadata_args>> {};
+TEST_P(K2Errors, RejectedByNameAndNothingWritten) { expect_rejected(GetParam(), k2_baseline()); }
+INSTANTIATE_TEST_SUITE_P(Bad, K2Errors, ::testing::ValuesIn(k2_bad()),
+                         [](const auto &info) { return info.param.test_name; });
+
+class K3Errors : public ::testing::TestWithParam<Bad<lb_dsa_target_verify_metadata_args>> {};
+TEST_P(K3Errors, RejectedByNameAndNothingWritten) { expect_rejected(GetParam(), k3_baseline()); }
+INSTANTIATE_TEST_SUITE_P(Bad, K3Errors, ::testing::ValuesIn(k3_bad()),
+                         [](const auto &info) { return info.param.test_name; });
+
+// The baselines themselves are valid (so that every rejection above is the broken argument's).
+TEST(DsaMetadataErrorsBaseline, BaselinesSucceed) {
+    for (const DsaCase &c : {k2_baseline(), k3_baseline()}) {
+        DsaProblem p = make_problem(c, LB_INT64);
+        const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
+        ASSERT_EQ(p.call(LB_BOUNDED, host_ptr, livebound::cpu()), LB_OK) << lb_last_error();
+        EXPECT_TRUE(check_outputs(p, want, LB_BOUNDED, p.describe(LB_BOUNDED, "cpu")));
+    }
+}
+
+TEST(DsaMetadataErrorsNull, NullArgsNamed) {
+    EXPECT_EQ(lb_fused_dsa_decode_metadata(nullptr, livebound::cpu()), LB_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(names_argument(lb_last_error(), "args")) << lb_last_error();
+    EXPECT_EQ(lb_fused_dsa_target_verify_metadata(nullptr, livebound::cpu()), LB_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(names_argument(lb_last_error(), "args")) << lb_last_error();
+}
+
+}  // namespace
+}  // namespace livebound::dsa_testing
