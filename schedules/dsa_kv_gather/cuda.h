@@ -27,6 +27,16 @@
 // 4. k_out and s_out are two kernels: the scale is one word per token, so its kernel maps
 //    32 tokens to a warp (lane-interleaved, scale_chunks tokens per lane in a trimmed serial
 //    loop), which the key kernel's one-row-per-warp layout cannot.
+// 5. The pure definitions (`k_out(w, i) = undef`, `s_out(i) = undef`) go on the device too,
+//    although they store nothing. Halide checks the buffers (AddImageChecks) BEFORE it
+//    deletes undef stores (RemoveUndef): left unscheduled, each pure definition is still a
+//    plain host loop `for (k_out.s0.i) for (k_out.s0.w) k_out(w, i) = undef` at that point,
+//    so Halide decides the pipeline touches k_out / s_out on the host and emits
+//    `assert(k_out != nullptr, halide_error_host_is_null("Output buffer k_out"))`: every call
+//    with a wrapped device pointer (host == nullptr, runtime/src/pipeline_call.cpp) fails
+//    with status -34 before any kernel runs. On a one-thread GPU loop the undef stores are
+//    device accesses; RemoveUndef then deletes the loop nest, so no kernel is launched for it
+//    (tests/dsa_kv_gather/k5_cuda_device_only.check).
 #pragma once
 
 #include "stages.h"
@@ -55,6 +65,10 @@ inline void place_offsets(Gather &g, const Halide::VarOrRVar &block, const Halid
 inline void schedule_cuda(Stages &s, const Knobs &k) {
     using namespace Halide;
     RVar t = s.token.x, rb = s.token.y;
+
+    // ---- the pure (undef) definitions: device loops, deleted by Halide (decision 5) ----
+    s.key.out.gpu_single_thread();
+    s.scale.out.gpu_single_thread();
 
     // ---- k_out: one warp per token row; t = ((tile * warps + y) * chunks + co) * unrolled + u ----
     {
