@@ -18,4 +18,6 @@ for b in build-tune/*/bench/bench_decode_metadata; do
     t="build-tune/$tag/tests/test_decode_metadata_cuda"
     [[ -f "$t" ]] && cp "$t" "gpu-bundle/tune/$tag/"
 done
+# Symbols are not needed there and the device tool carries at most 64 MiB.
+find gpu-bundle -type f -perm -u+x -exec strip --strip-unneeded {} \;
 du -sh gpu-bundle
