@@ -60,14 +60,14 @@ int demo(bool json) {
                 "full-width = same algorithm, bound off\n");
     std::printf("  CUDA: %s\n\n", ctx.cuda ? "device 0 present (time: CUDA-graph replay, median per call)"
                                            : "no device: CPU only");
-    std::printf("%-4s %-24s %-7s %-11s %-10s %26s %11s %11s\n", "", "batch", "device", "variant", "reference",
+    std::printf("%-4s %-36s %-7s %-11s %-10s %28s %11s %11s\n", "", "batch", "device", "variant", "reference",
                 "written / full width", "time (us)", "eager (us)");
     for (const Row &r : rows) {
         char written[64], eager[32] = "-";
         std::snprintf(written, sizeof written, "%lld / %lld %s", (long long)r.written, (long long)r.full_width,
                       r.unit.c_str());
         if (r.eager_us >= 0) std::snprintf(eager, sizeof eager, "%.2f", r.eager_us);
-        std::printf("%-4s %-24s %-7s %-11s %-10s %26s %11.2f %11s\n", r.kernel.c_str(), r.batch.c_str(),
+        std::printf("%-4s %-36s %-7s %-11s %-10s %28s %11.2f %11s\n", r.kernel.c_str(), r.batch.c_str(),
                     r.device.c_str(), r.variant.c_str(), r.mismatch.empty() ? "match" : "MISMATCH", written,
                     r.time_us, eager);
         if (!r.mismatch.empty()) std::printf("     first difference: %s\n", r.mismatch.c_str());
