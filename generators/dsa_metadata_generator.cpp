@@ -25,8 +25,12 @@ namespace {
 
 using namespace Halide;
 
-// s / P rounded toward zero (C / Triton `//` on integers; Halide's `/` floors), P >= 1.
-Expr div_trunc(const Expr &s, const Expr &p) { return select(s < 0, -((-s) / p), s / p); }
+// s / P rounded toward zero (C / Triton `//` on integers; Halide's `/` floors), P >= 1
+// (the runtime clamps index_kpool to >= 1 before any call). The same integers as
+// select(s < 0, -((-s) / P), s / P), as one hardware division instead of two floored ones
+// (each with its sign fix-ups): on the GPU a division by a runtime value is a ~20-instruction
+// sequence, and the lengths kernel evaluates dsa() once per term of its scans.
+Expr div_trunc(const Expr &s, const Expr &p) { return div_round_to_zero(s, p); }
 
 // v / 2^shift rounded toward zero (Triton's `v // rps` for a power-of-two rps), as shifts.
 Expr shift_trunc(const Expr &v, const Expr &shift) {
@@ -67,8 +71,13 @@ struct Common {
     Func request_row{"request_row"}, token_slot{"token_slot"}, page_slot{"page_slot"};
 
     // Prefix sums of value(i) for i in [0, n) into out: blocked (block > 0) or serial.
-    scan::Blocked prefix_sums(const std::string &prefix, Func out, const Func &value, const Expr &n, int block) {
-        if (block > 0) return define_blocked_named(prefix, out, scan::padded(value, n), n, block, i);
+    // `*terms` receives the blocked scan's padded value Func (the schedule may stage it).
+    scan::Blocked prefix_sums(const std::string &prefix, Func out, const Func &value, const Expr &n, int block,
+                              Func *terms) {
+        if (block > 0) {
+            *terms = scan::padded(value, n);
+            return define_blocked_named(prefix, out, *terms, n, block, i);
+        }
         scan::define_serial(out, value, n, i);
         return {};
     }
@@ -127,11 +136,15 @@ struct Common {
     GeneratorParam<int> col_threads{"col_threads", dsa_metadata::Knobs{}.col_threads};            \
     GeneratorParam<int> col_groups{"col_groups", dsa_metadata::Knobs{}.col_groups};               \
     GeneratorParam<int> scan_threads{"scan_threads", dsa_metadata::Knobs{}.scan_threads};         \
+    GeneratorParam<bool> stage_head{"stage_head", dsa_metadata::Knobs{}.stage_head};              \
+    GeneratorParam<bool> stage_totals{"stage_totals", dsa_metadata::Knobs{}.stage_totals};        \
     dsa_metadata::Knobs knobs() const {                                                           \
         dsa_metadata::Knobs k;                                                                    \
         k.col_threads = col_threads;                                                              \
         k.col_groups = col_groups;                                                                \
         k.scan_threads = scan_threads;                                                            \
+        k.stage_head = stage_head;                                                                \
+        k.stage_totals = stage_totals;                                                            \
         return k;                                                                                 \
     }
 
@@ -189,8 +202,8 @@ public:
         dsa_len(i) = dsa_length(kv_len(i), dsa_index_topk, index_kpool);
         cache_seqlens(i) = kv_len(i);
         dsa_cache_seqlens(i) = dsa_len(i);
-        cu_scan = c.prefix_sums("cu", cu_seqlens_k, kv_len, bs, scan_block);
-        dsa_scan = c.prefix_sums("dsa_cu", dsa_cu_seqlens_k, dsa_len, bs, scan_block);
+        cu_scan = c.prefix_sums("cu", cu_seqlens_k, kv_len, bs, scan_block, &cu_terms);
+        dsa_scan = c.prefix_sums("dsa_cu", dsa_cu_seqlens_k, dsa_len, bs, scan_block, &dsa_terms);
 
         // The live-prefix bound of row b: the columns a consumer reads.
         Expr live = min(kv_len(row), max_len);
@@ -206,6 +219,8 @@ public:
         s.cu_scan = cu_scan;
         s.dsa_cu_seqlens_k = dsa_cu_seqlens_k;
         s.dsa_scan = dsa_scan;
+        s.cu_terms = cu_terms;
+        s.dsa_terms = dsa_terms;
         s.elementwise = {cache_seqlens, dsa_cache_seqlens};
         if (page_table_1) s.page_table_1 = *page_table_1;
         if (real_page_table) s.real_page_table = *real_page_table;
@@ -216,6 +231,7 @@ private:
     Common c;
     Func kv_len{"kv_len"}, dsa_len{"dsa_len"};
     scan::Blocked cu_scan, dsa_scan;
+    Func cu_terms, dsa_terms;  // the blocked scans' padded values (undefined for serial)
 };
 
 // ---------------------------------------------------------------------------------------
@@ -286,8 +302,8 @@ public:
         cache_seqlens(i) = kv_len(i);
         seqlens_expanded(i) = draft_len(i);
         dsa_cache_seqlens(i) = dsa_len(i);
-        cu_scan = c.prefix_sums("cu", cu_seqlens_k, kv_len, bs, scan_block);
-        dsa_scan = c.prefix_sums("dsa_cu", dsa_cu_seqlens_k, dsa_len, expanded, scan_block);
+        cu_scan = c.prefix_sums("cu", cu_seqlens_k, kv_len, bs, scan_block, &cu_terms);
+        dsa_scan = c.prefix_sums("dsa_cu", dsa_cu_seqlens_k, dsa_len, expanded, scan_block, &dsa_terms);
         if (paged_mqa_ctx_lens_2d) {
             Var d{"d"};
             (*paged_mqa_ctx_lens_2d)(d, i) = kv_len(i);
@@ -309,6 +325,8 @@ public:
         s.cu_scan = cu_scan;
         s.dsa_cu_seqlens_k = dsa_cu_seqlens_k;
         s.dsa_scan = dsa_scan;
+        s.cu_terms = cu_terms;
+        s.dsa_terms = dsa_terms;
         s.elementwise = {cache_seqlens, seqlens_expanded, dsa_cache_seqlens};
         if (paged_mqa_ctx_lens_2d) s.ctx_lens_2d = *paged_mqa_ctx_lens_2d;
         if (page_table_1) s.page_table_1 = *page_table_1;
@@ -320,6 +338,7 @@ private:
     Common c;
     Func kv_len{"kv_len"}, draft_len{"draft_len"}, dsa_len{"dsa_len"};
     scan::Blocked cu_scan, dsa_scan;
+    Func cu_terms, dsa_terms;  // the blocked scans' padded values (undefined for serial)
 };
 
 }  // namespace

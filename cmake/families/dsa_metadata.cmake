@@ -13,6 +13,8 @@
 #   dtype     i32 | i64: seq_lens and req_pool_indices (one dtype for both)
 # Every variant gets LARGE_BUFFERS: req_to_token pools of 1M-token rows pass 2^31 elements.
 
+# Schedule knobs for every CUDA variant (schedules/dsa_metadata/stages.h), e.g.
+# "col_groups=4 stage_totals=true"; a scan_block=N here replaces the default 32.
 set(LIVEBOUND_K2_CUDA_KNOBS "" CACHE STRING "Extra K2/K3 CUDA GeneratorParams, e.g. col_groups=32")
 set(_lb_k2_table "")
 set(_lb_k2_headers "")
@@ -20,10 +22,14 @@ set(_lb_k2_headers "")
 foreach (target IN LISTS LIVEBOUND_TARGETS)
     # Prefix sums: serial recurrence on the CPU, blocked scan (32-entry blocks) on the GPU.
     if (target STREQUAL "cuda")
-        set(scan_block 32)
         separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K2_CUDA_KNOBS}")
+        if (knobs MATCHES "(^|;)scan_block=")
+            set(scan_block "")
+        else ()
+            set(scan_block scan_block=32)
+        endif ()
     else ()
-        set(scan_block 0)
+        set(scan_block scan_block=0)
         set(knobs "")
     endif ()
     foreach (dtype IN ITEMS int32 int64)
@@ -43,7 +49,7 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                     set(bounded false)
                 endif ()
                 set(common ${tp} bounded=${bounded} seq_lens.type=${dtype} req_pool_indices.type=${dtype}
-                           scan_block=${scan_block} ${knobs})
+                           ${scan_block} ${knobs})
                 # K2
                 set(name lb_k2_${target}_${form}_${tables}_${d})
                 livebound_add_kernel(${name} GENERATOR dsa_decode_metadata TARGET ${target} LARGE_BUFFERS

@@ -10,11 +10,36 @@ namespace livebound::dsa_metadata {
 // block totals one thread each into shared memory at the block level, per-entry partial sums
 // in the entry's thread registers (left to Halide, a fused kernel would put them in global
 // scratch allocated per call: no allocation may happen inside a call).
-inline void place_blocked_scan(scan::Blocked &scan, const Halide::Func &block_level, const Halide::Var &io,
-                               const Halide::Func &entry_level, const Halide::Var &ii, const Halide::Var &i,
-                               const Knobs &k) {
+//
+// Staging (knobs stage_head / stage_totals): the scan's terms are computed at the block level
+// into shared memory, one per thread (a GuardWithIf loop of scan_threads), and the block
+// heads (and the block totals) read them there. Each term is then computed once per block
+// instead of once per reading thread: a dsa() term is two loads' worth of latency plus a
+// division by the runtime index_kpool, and the unrolled 32-term head sums put 32 of them
+// on every thread's path.
+inline void stage_terms(const Halide::Func &terms, const Halide::Func &wrapper, const Halide::Func &block_level,
+                        const Halide::Var &io, const Knobs &k) {
+    using namespace Halide;
+    Func w = wrapper;
+    Var v = w.args()[0], vo{"vo"}, vi{"vi"};
+    w.compute_at(block_level, io)
+        .store_in(MemoryType::GPUShared)
+        .split(v, vo, vi, k.scan_threads, TailStrategy::GuardWithIf)
+        .gpu_threads(vi);
+}
+
+inline void place_blocked_scan(scan::Blocked &scan, Halide::Func terms, const Halide::Func &block_level,
+                               const Halide::Var &io, const Halide::Func &entry_level, const Halide::Var &ii,
+                               const Halide::Var &i, const Knobs &k) {
     using namespace Halide;
     if (!scan.block_total.defined()) return;
+    if (terms.defined() && k.stage_totals && k.stage_head) {
+        stage_terms(terms, terms.in({scan.block_total, scan.block_head}), block_level, io, k);
+    } else if (terms.defined() && k.stage_totals) {
+        stage_terms(terms, terms.in(scan.block_total), block_level, io, k);
+    } else if (terms.defined() && k.stage_head) {
+        stage_terms(terms, terms.in(scan.block_head), block_level, io, k);
+    }
     Var ko{"ko"}, ki{"ki"};
     Var kk = scan.block_total.args()[0];
     scan.block_total.compute_at(block_level, io)
@@ -45,8 +70,8 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
     }
     // 2. Both prefix sums are blocked scans (scan_block > 0 in the manifest): no thread walks
     //    the batch (SGLang's program 0 does, serially per lane block).
-    place_blocked_scan(s.cu_scan, s.cu_seqlens_k, io, s.cu_seqlens_k, ii, s.i, k);
-    place_blocked_scan(s.dsa_scan, s.cu_seqlens_k, io, s.dsa_cu_seqlens_k, ii, s.i, k);
+    place_blocked_scan(s.cu_scan, s.cu_terms, s.cu_seqlens_k, io, s.cu_seqlens_k, ii, s.i, k);
+    place_blocked_scan(s.dsa_scan, s.dsa_terms, s.cu_seqlens_k, io, s.dsa_cu_seqlens_k, ii, s.i, k);
     // 3. paged_mqa_ctx_lens_2d (K3, optional): one thread per request, each writing its
     //    next_n entries in a serial loop, in the lengths kernel too.
     if (s.ctx_lens_2d.defined()) {

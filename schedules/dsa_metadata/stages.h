@@ -17,6 +17,18 @@ struct Knobs {
     int col_threads = 256;   // CUDA: threads per block along the table columns
     int col_groups = 16;     // CUDA: blocks per table row, column chunks interleaved
     int scan_threads = 256;  // CUDA: threads per block of the lengths / prefix-sum kernel
+    // CUDA: each scan's terms for the block's own entries (kv_len(j), dsa(j)) are computed
+    // once, one per thread, into shared memory (a fixed (scan_threads + block) entries), and
+    // the per-entry block heads read them there. Without it every entry's thread recomputes
+    // its block's 32 terms (loads + dsa's division by index_kpool): in the one-block case
+    // (bs <= 255) warp 0 ran ~64 dsa() evaluations per scan serially, the bulk of the
+    // lengths kernel's latency (docs/dsa_metadata.md, "CUDA performance").
+    bool stage_head = true;
+    // CUDA: the block totals read their terms from shared memory too (all n terms staged,
+    // one per thread in a loop over the batch: shared memory grows with bs / E, ~4 bytes per
+    // entry per scan, so E beyond ~10k would exceed the 48 KiB a launch gets). Off: a
+    // block-total thread loads / computes its 32 terms itself (unrolled).
+    bool stage_totals = false;
 };
 
 struct Stages {
@@ -26,6 +38,7 @@ struct Stages {
     scan::Blocked cu_scan;                    // blocked scan only; undefined Funcs for serial
     Halide::Func dsa_cu_seqlens_k;            // output (i), i in [0, bs] (K2) or [0, E] (K3)
     scan::Blocked dsa_scan;
+    Halide::Func cu_terms, dsa_terms;         // the scans' padded terms (i); undefined for serial
     std::vector<Halide::Func> elementwise;    // outputs (i): cache_seqlens, dsa_cache_seqlens, seqlens_expanded
     Halide::Func ctx_lens_2d;                 // K3 paged_mqa_ctx_lens_2d (d, i), undefined when absent
     // The gather kernel.
