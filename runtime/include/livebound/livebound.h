@@ -104,5 +104,6 @@ LB_API const char *lb_version(void);
 #include "livebound/trtllm_metadata.h" /* K4 */
 #include "livebound/dsa_kv_gather.h"   /* K5 */
 #include "livebound/transform_index.h" /* K6 */
+#include "livebound/extend_attention.h" /* K7, K8 */
 
 #endif /* LIVEBOUND_LIVEBOUND_H */
