@@ -46,38 +46,15 @@ Expr dsa_length(const Expr &s, const Expr &topk, const Expr &kpool) {
     return min(full, topk) + (s - full);
 }
 
-// scan::define_blocked with every intermediate Func named `<prefix>_...`: K2 and K3 each
-// run two blocked scans in one pipeline, and a pipeline's Funcs need distinct names.
-scan::Blocked define_blocked_named(const std::string &prefix, Func out, const Func &padded_value, const Expr &n,
-                                   int block, const Var &i) {
-    Var k{"k"};
-    scan::Blocked f{Func{prefix + "_block_total"}, Func{prefix + "_before_block"}, Func{prefix + "_block_head"},
-                    RDom(0, block, prefix + "_in_block"), RDom(0, (n + block - 1) / block, prefix + "_earlier"),
-                    RDom(0, block, prefix + "_head")};
-    f.block_total(k) = 0;
-    f.block_total(k) += padded_value(k * block + f.in_block);
-    f.earlier.where(f.earlier < i / block);
-    f.before_block(i) = 0;
-    f.before_block(i) += f.block_total(f.earlier);
-    f.block_head(i) = 0;
-    f.block_head(i) += select(f.head < i % block, padded_value((i / block) * block + f.head), 0);
-    out(i) = f.before_block(i) + f.block_head(i);
-    return f;
-}
-
 // The Vars and Funcs K2 and K3 share, and the algorithm pieces built on them.
 struct Common {
     Var i{"i"}, column{"column"}, row{"row"};
     Func request_row{"request_row"}, token_slot{"token_slot"}, page_slot{"page_slot"};
 
-    // Prefix sums of value(i) for i in [0, n) into out: blocked (block > 0) or serial.
-    // `*terms` receives the blocked scan's padded value Func (the schedule may stage it).
-    scan::Blocked prefix_sums(const std::string &prefix, Func out, const Func &value, const Expr &n, int block,
-                              Func *terms) {
-        if (block > 0) {
-            *terms = scan::padded(value, n);
-            return define_blocked_named(prefix, out, *terms, n, block, i);
-        }
+    // Prefix sums of value(i) for i in [0, n) into out: blocked (block > 0) or serial. K2 and K3
+    // each run two blocked scans in one pipeline: `prefix` keeps their Func names distinct.
+    scan::Blocked prefix_sums(const std::string &prefix, Func out, const Func &value, const Expr &n, int block) {
+        if (block > 0) return scan::define_blocked(out, scan::padded(value, n), n, block, i, prefix + "_");
         scan::define_serial(out, value, n, i);
         return {};
     }
@@ -202,8 +179,8 @@ public:
         dsa_len(i) = dsa_length(kv_len(i), dsa_index_topk, index_kpool);
         cache_seqlens(i) = kv_len(i);
         dsa_cache_seqlens(i) = dsa_len(i);
-        cu_scan = c.prefix_sums("cu", cu_seqlens_k, kv_len, bs, scan_block, &cu_terms);
-        dsa_scan = c.prefix_sums("dsa_cu", dsa_cu_seqlens_k, dsa_len, bs, scan_block, &dsa_terms);
+        cu_scan = c.prefix_sums("cu", cu_seqlens_k, kv_len, bs, scan_block);
+        dsa_scan = c.prefix_sums("dsa_cu", dsa_cu_seqlens_k, dsa_len, bs, scan_block);
 
         // The live-prefix bound of row b: the columns a consumer reads.
         Expr live = min(kv_len(row), max_len);
@@ -219,8 +196,6 @@ public:
         s.cu_scan = cu_scan;
         s.dsa_cu_seqlens_k = dsa_cu_seqlens_k;
         s.dsa_scan = dsa_scan;
-        s.cu_terms = cu_terms;
-        s.dsa_terms = dsa_terms;
         s.elementwise = {cache_seqlens, dsa_cache_seqlens};
         if (page_table_1) s.page_table_1 = *page_table_1;
         if (real_page_table) s.real_page_table = *real_page_table;
@@ -231,7 +206,6 @@ private:
     Common c;
     Func kv_len{"kv_len"}, dsa_len{"dsa_len"};
     scan::Blocked cu_scan, dsa_scan;
-    Func cu_terms, dsa_terms;  // the blocked scans' padded values (undefined for serial)
 };
 
 // ---------------------------------------------------------------------------------------
@@ -302,8 +276,8 @@ public:
         cache_seqlens(i) = kv_len(i);
         seqlens_expanded(i) = draft_len(i);
         dsa_cache_seqlens(i) = dsa_len(i);
-        cu_scan = c.prefix_sums("cu", cu_seqlens_k, kv_len, bs, scan_block, &cu_terms);
-        dsa_scan = c.prefix_sums("dsa_cu", dsa_cu_seqlens_k, dsa_len, expanded, scan_block, &dsa_terms);
+        cu_scan = c.prefix_sums("cu", cu_seqlens_k, kv_len, bs, scan_block);
+        dsa_scan = c.prefix_sums("dsa_cu", dsa_cu_seqlens_k, dsa_len, expanded, scan_block);
         if (paged_mqa_ctx_lens_2d) {
             Var d{"d"};
             (*paged_mqa_ctx_lens_2d)(d, i) = kv_len(i);
@@ -325,8 +299,6 @@ public:
         s.cu_scan = cu_scan;
         s.dsa_cu_seqlens_k = dsa_cu_seqlens_k;
         s.dsa_scan = dsa_scan;
-        s.cu_terms = cu_terms;
-        s.dsa_terms = dsa_terms;
         s.elementwise = {cache_seqlens, seqlens_expanded, dsa_cache_seqlens};
         if (paged_mqa_ctx_lens_2d) s.ctx_lens_2d = *paged_mqa_ctx_lens_2d;
         if (page_table_1) s.page_table_1 = *page_table_1;
@@ -338,7 +310,6 @@ private:
     Common c;
     Func kv_len{"kv_len"}, draft_len{"draft_len"}, dsa_len{"dsa_len"};
     scan::Blocked cu_scan, dsa_scan;
-    Func cu_terms, dsa_terms;  // the blocked scans' padded values (undefined for serial)
 };
 
 }  // namespace

@@ -33,13 +33,17 @@ struct Blocked {
     Halide::RDom in_block;      // [0, block): block_total's reduction
     Halide::RDom earlier;       // [0, num_blocks) where < i / block: before_block's
     Halide::RDom head;          // [0, block), terms with head >= i % block are 0: block_head's
+    Halide::Func terms;         // (j): the padded values summed (a schedule may stage them)
 };
-inline Blocked define_blocked(Halide::Func out, const Halide::Func &padded_value,
-                              const Halide::Expr &n, int block, const Halide::Var &i) {
+// `prefix` names the intermediates (`<prefix>block_total`, ...): a pipeline with two
+// blocked scans needs distinct names.
+inline Blocked define_blocked(Halide::Func out, const Halide::Func &padded_value, const Halide::Expr &n, int block,
+                              const Halide::Var &i, const std::string &prefix = "") {
     Halide::Var k{"k"};
-    Blocked f{Halide::Func{"block_total"}, Halide::Func{"before_block"}, Halide::Func{"block_head"},
-              Halide::RDom(0, block, "in_block"), Halide::RDom(0, (n + block - 1) / block, "earlier"),
-              Halide::RDom(0, block, "head")};
+    Blocked f{Halide::Func{prefix + "block_total"}, Halide::Func{prefix + "before_block"},
+              Halide::Func{prefix + "block_head"}, Halide::RDom(0, block, prefix + "in_block"),
+              Halide::RDom(0, (n + block - 1) / block, prefix + "earlier"), Halide::RDom(0, block, prefix + "head"),
+              padded_value};
     f.block_total(k) = 0;
     f.block_total(k) += padded_value(k * block + f.in_block);
 

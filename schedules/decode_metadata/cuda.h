@@ -27,7 +27,8 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
     s.cu_seqlens_k.gpu_tile(s.b, io, ii, k.scan_threads, TailStrategy::GuardWithIf);
     s.cache_seqlens.compute_with(s.cu_seqlens_k, ii);
     if (s.blocked_scan.block_total.defined()) {
-        schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, io, ii, s.b, k.scan_threads);
+        schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, io, s.cu_seqlens_k, ii, s.b, k.scan_threads,
+                                      {k.stage_scan_heads, false});
     }
 
     if (!s.page_table.defined()) return;
@@ -90,7 +91,7 @@ inline void schedule_cuda_one_kernel(Stages &s, const Knobs &k) {
     s.cu_seqlens_k.compute_with(s.page_table, bo);
     // Block totals on the block's first row of col_threads threads (the block already has
     // col_threads x col_groups <= 1024 threads).
-    schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, bo, bi, s.b, k.col_threads);
+    schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, bo, s.cu_seqlens_k, bi, s.b, k.col_threads);
 }
 
 }  // namespace livebound::decode_metadata

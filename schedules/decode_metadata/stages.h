@@ -16,6 +16,7 @@ struct Knobs {
     bool full_grid = false; // CUDA: one block per column chunk over the whole width
     int scan_threads = 256; // CUDA: threads per block of the seqlen / prefix-sum kernel
     bool one_kernel = false; // CUDA: scan and gather in one launch, one block per request
+    bool stage_scan_heads = false; // CUDA: block heads of the scan read terms staged in shared memory
 };
 
 struct Stages {

@@ -2,56 +2,10 @@
 // Decisions, each with its reason:
 #pragma once
 
+#include "common/scan_cuda.h"
 #include "stages.h"
 
 namespace livebound::dsa_metadata {
-
-// A blocked scan's intermediates inside the lengths kernel (as K1, schedules/decode_metadata):
-// block totals one thread each into shared memory at the block level, per-entry partial sums
-// in the entry's thread registers (left to Halide, a fused kernel would put them in global
-// scratch allocated per call: no allocation may happen inside a call).
-//
-// Staging (knobs stage_head / stage_totals): the scan's terms are computed at the block level
-// into shared memory, one per thread (a GuardWithIf loop of scan_threads), and the block
-// heads (and the block totals) read them there. Each term is then computed once per block
-// instead of once per reading thread: a dsa() term is two loads' worth of latency plus a
-// division by the runtime index_kpool, and the unrolled 32-term head sums put 32 of them
-// on every thread's path.
-inline void stage_terms(const Halide::Func &terms, const Halide::Func &wrapper, const Halide::Func &block_level,
-                        const Halide::Var &io, const Knobs &k) {
-    using namespace Halide;
-    Func w = wrapper;
-    Var v = w.args()[0], vo{"vo"}, vi{"vi"};
-    w.compute_at(block_level, io)
-        .store_in(MemoryType::GPUShared)
-        .split(v, vo, vi, k.scan_threads, TailStrategy::GuardWithIf)
-        .gpu_threads(vi);
-}
-
-inline void place_blocked_scan(scan::Blocked &scan, Halide::Func terms, const Halide::Func &block_level,
-                               const Halide::Var &io, const Halide::Func &entry_level, const Halide::Var &ii,
-                               const Halide::Var &i, const Knobs &k) {
-    using namespace Halide;
-    if (!scan.block_total.defined()) return;
-    if (terms.defined() && k.stage_totals && k.stage_head) {
-        stage_terms(terms, terms.in({scan.block_total, scan.block_head}), block_level, io, k);
-    } else if (terms.defined() && k.stage_totals) {
-        stage_terms(terms, terms.in(scan.block_total), block_level, io, k);
-    } else if (terms.defined() && k.stage_head) {
-        stage_terms(terms, terms.in(scan.block_head), block_level, io, k);
-    }
-    Var ko{"ko"}, ki{"ki"};
-    Var kk = scan.block_total.args()[0];
-    scan.block_total.compute_at(block_level, io)
-        .split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf)
-        .gpu_threads(ki);
-    // Fixed-length inner sums unrolled: their loads issue together (K1, H200).
-    scan.block_total.update().split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf)
-        .gpu_threads(ki).unroll(scan.in_block.x);
-    scan.before_block.compute_at(entry_level, ii).bound_storage(i, 1).store_in(MemoryType::Register);
-    scan.block_head.compute_at(entry_level, ii).bound_storage(i, 1).store_in(MemoryType::Register);
-    scan.block_head.update().unroll(scan.head.x);
-}
 
 inline void schedule_cuda(Stages &s, const Knobs &k) {
     using namespace Halide;
@@ -70,8 +24,12 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
     }
     // 2. Both prefix sums are blocked scans (scan_block > 0 in the manifest): no thread walks
     //    the batch (SGLang's program 0 does, serially per lane block).
-    place_blocked_scan(s.cu_scan, s.cu_terms, s.cu_seqlens_k, io, s.cu_seqlens_k, ii, s.i, k);
-    place_blocked_scan(s.dsa_scan, s.dsa_terms, s.cu_seqlens_k, io, s.dsa_cu_seqlens_k, ii, s.i, k);
+    // Both scans' block totals (and staged terms) at cu_seqlens_k's block level; staging:
+    // schedules/common/scan_cuda.h.
+    const schedules::ScanStaging staging{k.stage_head, k.stage_totals};
+    schedules::place_blocked_scan(s.cu_scan, s.cu_seqlens_k, io, s.cu_seqlens_k, ii, s.i, k.scan_threads, staging);
+    schedules::place_blocked_scan(s.dsa_scan, s.cu_seqlens_k, io, s.dsa_cu_seqlens_k, ii, s.i, k.scan_threads,
+                                  staging);
     // 3. paged_mqa_ctx_lens_2d (K3, optional): one thread per request, each writing its
     //    next_n entries in a serial loop, in the lengths kernel too.
     if (s.ctx_lens_2d.defined()) {

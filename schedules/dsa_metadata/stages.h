@@ -38,7 +38,6 @@ struct Stages {
     scan::Blocked cu_scan;                    // blocked scan only; undefined Funcs for serial
     Halide::Func dsa_cu_seqlens_k;            // output (i), i in [0, bs] (K2) or [0, E] (K3)
     scan::Blocked dsa_scan;
-    Halide::Func cu_terms, dsa_terms;         // the scans' padded terms (i); undefined for serial
     std::vector<Halide::Func> elementwise;    // outputs (i): cache_seqlens, dsa_cache_seqlens, seqlens_expanded
     Halide::Func ctx_lens_2d;                 // K3 paged_mqa_ctx_lens_2d (d, i), undefined when absent
     // The gather kernel.
