@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs python/tests/test_torch_cuda.py (K1 through the Python layer on torch CUDA tensors,
+# eager and under CUDA-graph capture/replay) on the GPU machine: python3 with torch, no
+# Halide or build tools needed, only liblivebound.so (built with CUDA) copied over.
+#
+#   LIVEBOUND_LIB=/path/to/liblivebound.so python/run_gpu_check.sh
+#   python/run_gpu_check.sh /path/to/liblivebound.so
+#
+# A missing torch or CUDA device is a failure here (LIVEBOUND_REQUIRE_CUDA=1); set
+# LIVEBOUND_REQUIRE_CUDA=0 to let the test skip instead. PYTHON selects the interpreter.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [[ $# -ge 1 ]]; then
+    export LIVEBOUND_LIB="$1"
+fi
+if [[ -z "${LIVEBOUND_LIB:-}" || ! -f "${LIVEBOUND_LIB}" ]]; then
+    echo "run_gpu_check.sh: set LIVEBOUND_LIB (or pass the path) to liblivebound.so; got '${LIVEBOUND_LIB:-}'" >&2
+    exit 2
+fi
+export LIVEBOUND_LIB="$(cd "$(dirname "$LIVEBOUND_LIB")" && pwd)/$(basename "$LIVEBOUND_LIB")"
+export LIVEBOUND_REQUIRE_CUDA="${LIVEBOUND_REQUIRE_CUDA:-1}"
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+py="${PYTHON:-python3}"
+"$py" -c 'import torch, livebound; print("torch", torch.__version__, "cuda", torch.version.cuda, "devices", torch.cuda.device_count(), "| livebound", livebound.version(), "from", livebound.load_library()._livebound_path)' || true
+cd "$here/tests"
+exec "$py" -m unittest -v test_torch_cuda
