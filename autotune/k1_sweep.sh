@@ -17,7 +17,7 @@ build)
     halide_cmake="$(.venv/bin/python -c 'import halide, os; print(os.path.join(os.path.dirname(halide.__file__), "lib64", "cmake"))')"
     for knobs in "${knob_sets[@]}"; do
         dir="build-tune/$(tag "$knobs")"
-        [[ -f "$dir/build.ninja" ]] || .venv/bin/cmake -S . -B "$dir" -G Ninja -Wno-dev -DLIVEBOUND_TESTS=OFF \
+        [[ -f "$dir/build.ninja" ]] || .venv/bin/cmake -S . -B "$dir" -G Ninja -Wno-dev -DLIVEBOUND_TESTS=OFF -DLIVEBOUND_FAMILIES=decode_metadata \
             -DHalide_DIR="$halide_cmake/Halide" -DHalideHelpers_DIR="$halide_cmake/HalideHelpers" \
             -DLIVEBOUND_K1_CUDA_KNOBS="$knobs" >/dev/null
         ninja -C "$dir" bench_decode_metadata >/dev/null

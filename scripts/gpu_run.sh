@@ -40,6 +40,9 @@ for b in gpu-bundle/tune/*/bench_decode_metadata; do
     "$b" --benchmark_format=json --benchmark_filter='bounded|skip' "${context[@]}" \
         --benchmark_context=command="scripts/gpu_run.sh $commit (tune $tag)" >"$out/tune_$tag.json" 2>/dev/null
 done
+# python/ on torch tensors (torch ships on the GPU machine).
+LIVEBOUND_LIB="$PWD/gpu-bundle/lib/liblivebound.so" python/run_gpu_check.sh >"$out/python_torch.log" 2>&1
+echo "python/run_gpu_check.sh rc=$?" >>"$out/tests.txt"
 echo done >"$out/done.txt"
 tar -C "$(dirname "$out")" -czf "$final/gpu_run.tgz" gpu_run
 cat "$out/tests.txt" "$out/demo.txt"

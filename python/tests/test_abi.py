@@ -20,8 +20,13 @@ SOURCE_DIR = os.environ.get(
 HEADERS = sorted(glob.glob(os.path.join(SOURCE_DIR, "runtime", "include", "livebound", "*.h")))
 
 
+def _read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def _header_text():
-    return "\n".join(open(h).read() for h in HEADERS)
+    return "\n".join(_read(h) for h in HEADERS)
 
 
 class AbiLayout(unittest.TestCase):
