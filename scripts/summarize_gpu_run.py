@@ -39,6 +39,14 @@ def test_summary(res, context):
         skipped = sum(1 for tc in root.iter("testcase") if tc.find("skipped") is not None)
         lines.append(f"| {name[:-4]} | {root.get('tests')} | {root.get('failures')} | "
                      f"{root.get('errors')} | {skipped} | {root.get('time')} |")
+    torch_log = os.path.join(res, "python_torch.log")
+    if os.path.exists(torch_log):
+        with open(torch_log) as f:
+            text = f.read()
+        ran = re.search(r"Ran (\d+) tests?", text)
+        verdict = "OK" if re.search(r"^OK", text, re.M) else "FAILED"
+        lines += ["", f"python/tests/test_torch_cuda.py (python/ on torch CUDA tensors, incl. torch.cuda.graph "
+                  f"capture/replay): {ran.group(1) if ran else '?'} tests, {verdict}."]
     lines += ["", "Skipped on the GPU machine: tests that need the absence of a device "
               "(they run in CI instead).", ""]
     return "\n".join(lines)
