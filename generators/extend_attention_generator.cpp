@@ -1,0 +1,388 @@
+// K7 `extend_attention_fwd` / `_fwd_kernel` (spec §3.7, §3.9): two-stage extend attention.
+// Request b has P_b prefix tokens in the paged KV cache (slots kv_indices[k0_b + j]) and
+// E_b new tokens (rows q0_b .. q0_b + E_b - 1 of the ragged q/k/v_extend). Query row m of
+// request b (position P + m) attends to
+//   stage 1, prefix key j < P:     (P + m) - j <= W                        (W > 0)
+//   stage 2, extend key n < E:     causal: n <= m;  W > 0: m - n <= W, and non-causal
+//                                  also n - m <= W
+// with one online softmax across both stages (fp32 state), per-head sinks in the
+// denominator, logit cap, k_scale/v_scale on the prefix, and an optional natural-log LSE.
+//
+// Algorithm only. The work is indexed as SGLang's grid is: request b, head h, query tile qt
+// (a Var of the algorithm: m = qt*BM + qi), and per stage a 2-level RDom over the keys
+// (r.x = key within a chunk of BN, r.y = chunk). Every bound is a predicate of that RDom,
+// never a loop bound:
+//   * tile-by-chunk overlap predicates, next to the element predicates:
+//       chunk_start < (qt*BM < E_b ? len : 0)            (the stage's length; none for a dead
+//                                                          query tile: the #32109 exit)
+//       tile_start_pos - chunk_end_pos <= W_eff          (window lower bound, both stages)
+//       chunk_start - tile_end <= U                      (causal / two-sided window upper bound)
+//     From these Halide's TrimNoOps derives the chunk loop's min and extent per tile, for
+//     the extend stage (PR #34462's extend_start) AND the paged prefix (which SGLang's
+//     hand-written bound leaves unbounded).
+// "No window" is W_eff = select(W > 0, W, big), "not causal" U = select(causal, 0, W_eff):
+// both runtime values, no specialisation.
+//
+// The full-width twin (`bounded=false`) has the same algorithm with the window, causal and
+// tile predicates turned into value masks: every query tile of the grid (dead ones too)
+// visits every chunk of its request's prefix and extend chunk, as the kernel before #32109
+// and #34462 did, and a masked element leaves the state exactly as it was (select), so the
+// two forms agree bit for bit.
+//
+// `count_tiles=true` builds a CPU-only instrumented variant: instead of attention it outputs
+// counts(stage, qt, h, b) = number of key chunks whose chunk-level predicates hold, over
+// chunk RDoms built by the same code (chunk_predicates below) as the real ones, so the
+// tests can compare it with the ideal count (chunks holding a visible element).
+//
+// Halide dimension order is innermost first: q_extend(d, h, t) is torch [T, Hq, Lq].
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+
+#include "extend_attention/cpu.h"
+
+namespace livebound {
+namespace {
+
+using namespace Halide;
+
+class ExtendAttention : public Generator<ExtendAttention> {
+public:
+    // ---- variant facts (compile time) ----
+    // Element type of q/k/v_extend, k/v_buffer and o_extend: float16 or bfloat16.
+    GeneratorParam<Type> dtype{"dtype", Float(16)};
+    // Element type of kv_indices: int32 or int64.
+    GeneratorParam<Type> index_type{"index_type", Int(32)};
+    // Head dims Lq (q, k) and Lv (v, o); multiples of 8.
+    GeneratorParam<int> head_dim_qk{"head_dim_qk", 128};
+    GeneratorParam<int> head_dim_v{"head_dim_v", 128};
+    // true: derived bounds (product); false: full-width twin.
+    GeneratorParam<bool> bounded{"bounded", true};
+    // true: the instrumented chunk counter instead of attention (CPU only).
+    GeneratorParam<bool> count_tiles{"count_tiles", false};
+    // BLOCK_M / BLOCK_N: query rows per tile, keys per chunk.
+    GeneratorParam<int> block_m{"block_m", extend_attention::Knobs{}.block_m};
+    GeneratorParam<int> block_n{"block_n", extend_attention::Knobs{}.block_n};
+    // ---- schedule knobs ----
+    GeneratorParam<int> cpu_vector{"cpu_vector", extend_attention::Knobs{}.cpu_vector};
+
+    // All inputs and outputs are added by configure() (their types are variant facts).
+    // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
+    Input<Buffer<>> *q_extend = nullptr;
+    // (Lq, Hkv, T) dtype = torch [T, Hkv, Lq]: keys of the extend tokens.
+    Input<Buffer<>> *k_extend = nullptr;
+    // (Lv, Hkv, T) dtype = torch [T, Hkv, Lv]: values of the extend tokens.
+    Input<Buffer<>> *v_extend = nullptr;
+    // (Lq, Hkv, num_slots) dtype = torch [num_slots, Hkv, Lq]: the KV cache keys.
+    Input<Buffer<>> *k_buffer = nullptr;
+    // (Lv, Hkv, num_slots) dtype = torch [num_slots, Hkv, Lv]: the KV cache values.
+    Input<Buffer<>> *v_buffer = nullptr;
+    // [B + 1] int32: q0_b = qo_indptr[b], E_b = qo_indptr[b + 1] - q0_b.
+    Input<Buffer<int32_t, 1>> *qo_indptr = nullptr;
+    // [B + 1] int32: k0_b = kv_indptr[b], P_b = kv_indptr[b + 1] - k0_b.
+    Input<Buffer<int32_t, 1>> *kv_indptr = nullptr;
+    // [>= 1] index_type: cache slot of each prefix key (the runtime passes one dummy entry
+    // when sum P_b = 0).
+    Input<Buffer<>> *kv_indices = nullptr;
+    // [Hq] float32: per-head sink logits (read only when has_sinks).
+    Input<Buffer<float, 1>> *sinks = nullptr;
+    Input<bool> *has_sinks = nullptr;
+    Input<bool> *is_causal = nullptr;
+    // Sliding window W; W <= 0 is off.
+    Input<int32_t> *sliding_window = nullptr;
+    // >= max_b E_b: sizes the query-tile axis, cdiv(max_len_extend, BM) tiles.
+    Input<int32_t> *max_len_extend = nullptr;
+    // 0 -> 1/sqrt(Lq).
+    Input<float> *sm_scale = nullptr;
+    // > 0: s = cap * tanh(s / cap).
+    Input<float> *logit_cap = nullptr;
+    // Dequantisation scales of the cache (prefix) K and V.
+    Input<float> *k_scale = nullptr;
+    Input<float> *v_scale = nullptr;
+
+    // (Lv, Hq, T) dtype = torch [T, Hq, Lv]: every row of every request written.
+    Output<Buffer<>> *o_extend = nullptr;
+    // (Hq, T) float32 = torch [T, Hq]: natural-log LSE (-inf for a row that sees nothing).
+    Output<Buffer<float, 2>> *lse = nullptr;
+    // count_tiles only: (2, num_q_tiles, Hq, B) int32: visited chunks of stage 0 (prefix)
+    // and stage 1 (extend) per query tile.
+    Output<Buffer<int32_t, 4>> *counts = nullptr;
+
+    void configure() {
+        const Type dt = dtype;
+        if (!(dt == Float(16) || dt == BFloat(16))) throw std::invalid_argument("extend_attention: dtype must be float16 or bfloat16");
+        q_extend = add_input<Buffer<>>("q_extend", dt, 3);
+        k_extend = add_input<Buffer<>>("k_extend", dt, 3);
+        v_extend = add_input<Buffer<>>("v_extend", dt, 3);
+        k_buffer = add_input<Buffer<>>("k_buffer", dt, 3);
+        v_buffer = add_input<Buffer<>>("v_buffer", dt, 3);
+        qo_indptr = add_input<Buffer<int32_t, 1>>("qo_indptr");
+        kv_indptr = add_input<Buffer<int32_t, 1>>("kv_indptr");
+        kv_indices = add_input<Buffer<>>("kv_indices", index_type, 1);
+        sinks = add_input<Buffer<float, 1>>("sinks");
+        has_sinks = add_input<bool>("has_sinks");
+        is_causal = add_input<bool>("is_causal");
+        sliding_window = add_input<int32_t>("sliding_window");
+        max_len_extend = add_input<int32_t>("max_len_extend");
+        sm_scale = add_input<float>("sm_scale");
+        logit_cap = add_input<float>("logit_cap");
+        k_scale = add_input<float>("k_scale");
+        v_scale = add_input<float>("v_scale");
+        if (count_tiles) {
+            counts = add_output<Buffer<int32_t, 4>>("counts");
+        } else {
+            o_extend = add_output<Buffer<>>("o_extend", dt, 3);
+            lse = add_output<Buffer<float, 2>>("lse");
+        }
+    }
+
+    void generate() {
+        const int Lq = head_dim_qk, Lv = head_dim_v, BM = block_m, BN = block_n, V = cpu_vector;
+        if (Lq <= 0 || Lq % V != 0 || Lv <= 0 || Lv % V != 0) {
+            throw std::invalid_argument("extend_attention: head dims must be positive multiples of cpu_vector");
+        }
+
+        // ---- interface ----
+        for (Input<Buffer<>> *in : {q_extend, k_extend, k_buffer}) in->dim(0).set_min(0).set_extent(Lq).set_stride(1);
+        for (Input<Buffer<>> *in : {v_extend, v_buffer}) in->dim(0).set_min(0).set_extent(Lv).set_stride(1);
+        for (Input<Buffer<>> *in : {q_extend, k_extend, v_extend, k_buffer, v_buffer}) {
+            in->dim(1).set_min(0);
+            in->dim(2).set_min(0);
+        }
+        qo_indptr->dim(0).set_min(0).set_stride(Expr());
+        kv_indptr->dim(0).set_min(0).set_stride(Expr());
+        kv_indices->dim(0).set_min(0).set_stride(Expr());
+        sinks->dim(0).set_min(0).set_stride(Expr());
+
+        Expr Hq = q_extend->dim(1).extent(), Hkv = k_extend->dim(1).extent();
+        Expr T = q_extend->dim(2).extent();
+        Expr num_slots = k_buffer->dim(2).extent();
+        Expr num_indices = kv_indices->dim(0).extent();
+        Expr B = qo_indptr->dim(0).extent() - 1;
+        Expr max_ext = max(*max_len_extend, 0);
+        Expr num_q_tiles = (max_ext + (BM - 1)) / BM;
+
+        // ---- the request's ranges, clamped for memory safety (bounds inference ignores
+        //      predicates). For valid inputs (checked by the runtime on the CPU) no clamp binds.
+        Expr q0 = clamp((*qo_indptr)(b), 0, T);
+        Expr E = clamp((*qo_indptr)(b + 1) - q0, 0, min(T - q0, max_ext));
+        Expr k0 = clamp((*kv_indptr)(b), 0, num_indices);
+        Expr P = clamp((*kv_indptr)(b + 1) - k0, 0, num_indices - k0);
+        lens(b) = Tuple(q0, E, k0, P);
+        Expr q0_b = lens(b)[0], E_b = lens(b)[1], k0_b = lens(b)[2], P_b = lens(b)[3];
+
+        // Window and causal limits as runtime values: W_eff >= any position difference when
+        // the window is off; U = upper limit of n - m in the extend stage.
+        Expr big = min(num_indices + num_q_tiles * BM + BN, Expr(1 << 29));
+        Expr W_eff = select(*sliding_window > 0, *sliding_window, big);
+        Expr U = select(*is_causal, 0, W_eff);
+
+        Expr m = qt * BM + qi;                       // query row within the request
+        Expr kvh = clamp(h / max(Hq / max(Hkv, 1), 1), 0, Hkv - 1);  // GQA
+        Expr q_row = clamp(q0_b + m, 0, T - 1);
+
+        // ---- the key RDoms: x = key within a chunk, y = chunk ----
+        Expr prefix_chunks = (num_indices + (BN - 1)) / BN;
+        Expr extend_chunks = (num_q_tiles * BM + (BN - 1)) / BN;
+        rp = RDom(0, BN, 0, prefix_chunks, "rp");
+        re = RDom(0, BN, 0, extend_chunks, "re");
+        Expr j = rp.y * BN + rp.x, n = re.y * BN + re.x;
+
+        // Chunk-level predicates (mention only the chunk RVar and the tile: TrimNoOps solves
+        // them for the chunk), then the element-level ones.
+        for (const Expr &c : chunk_predicates(0, rp.y, P_b, E_b, W_eff, U)) rp.where(c);
+        for (const Expr &c : chunk_predicates(1, re.y, P_b, E_b, W_eff, U)) re.where(c);
+        Expr vis_p = (P_b + m) - j <= W_eff;                 // window over the prefix
+        Expr vis_e = (m - n <= W_eff) && (n - m <= U);       // causal + window in the chunk
+        rp.where(j < P_b);
+        re.where(n < E_b);
+        if (bounded) {
+            rp.where(m < E_b);   // rows past E_b of the last tile: no work
+            re.where(m < E_b);
+            rp.where(vis_p);
+            re.where(vis_e);
+        }
+
+        if (count_tiles) {
+            define_counts(P_b, E_b, W_eff, U, prefix_chunks, extend_chunks);
+            return;
+        }
+
+        // ---- logits ----
+        Expr scale = select(*sm_scale == 0.0f, 1.0f / std::sqrt(float(Lq)), *sm_scale);
+        Expr cap = *logit_cap;
+        auto capped = [&](const Expr &s) { return select(cap > 0.0f, cap * tanh(s / cap), s); };
+        // q.k as Lq/V lanes of partial sums (vectorised over the lane), then summed:
+        // the same order in every variant.
+        RDom rd(0, Lq / V, "rd");
+        Expr jc = clamp(k0_b + key, 0, num_indices - 1);
+        Expr slot_raw = (*kv_indices)(jc);
+        Expr slot = cast<int32_t>(clamp(slot_raw, cast(slot_raw.type(), 0), cast(slot_raw.type(), num_slots - 1)));
+        Expr n_row = clamp(q0_b + key, 0, T - 1);
+        Expr qv = cast<float>((*q_extend)(rd * V + lane, h, q_row));
+        dot_p(lane, key, qi, qt, h, b) = 0.0f;
+        dot_p(lane, key, qi, qt, h, b) =
+            strict_float(dot_p(lane, key, qi, qt, h, b) + qv * cast<float>((*k_buffer)(rd * V + lane, kvh, slot)));
+        dot_e(lane, key, qi, qt, h, b) = 0.0f;
+        dot_e(lane, key, qi, qt, h, b) =
+            strict_float(dot_e(lane, key, qi, qt, h, b) + qv * cast<float>((*k_extend)(rd * V + lane, kvh, n_row)));
+        Expr sum_p = dot_p(0, key, qi, qt, h, b), sum_e = dot_e(0, key, qi, qt, h, b);
+        for (int l = 1; l < V; l++) {
+            sum_p += dot_p(l, key, qi, qt, h, b);
+            sum_e += dot_e(l, key, qi, qt, h, b);
+        }
+        // strict_float (here and in the state update): Halide and LLVM may not reassociate
+        // or contract these, so every variant rounds the same operations the same way.
+        score_p(key, qi, qt, h, b) = strict_float(capped(sum_p * scale * *k_scale));
+        score_e(key, qi, qt, h, b) = strict_float(capped(sum_e * scale));
+
+        // ---- one online softmax across both stages: Tuple{max, denominator, acc[d]} ----
+        state(d, qi, qt, h, b) = Tuple(Expr(-std::numeric_limits<float>::infinity()), 0.0f, 0.0f);
+        {
+            Expr slot_j = cast<int32_t>(clamp(cast<int64_t>((*kv_indices)(clamp(k0_b + j, 0, num_indices - 1))),
+                                              cast<int64_t>(0), cast<int64_t>(num_slots - 1)));
+            Expr v = cast<float>((*v_buffer)(d, kvh, slot_j)) * *v_scale;
+            online_update(score_p(j, qi, qt, h, b), v, bounded ? Expr() : vis_p);
+        }
+        {
+            Expr v = cast<float>((*v_extend)(d, kvh, clamp(q0_b + n, 0, T - 1)));
+            online_update(score_e(n, qi, qt, h, b), v, bounded ? Expr() : vis_e);
+        }
+
+        // ---- finish: sinks, normalise, empty rows -> 0 / -inf ----
+        Expr mx = state(d, qi, qt, h, b)[0], den = state(d, qi, qt, h, b)[1], acc = state(d, qi, qt, h, b)[2];
+        Expr sink = (*sinks)(clamp(h, 0, sinks->dim(0).extent() - 1));
+        Expr mf = select(*has_sinks, max(mx, sink), mx);
+        Expr keep = select(mx == mf, 1.0f, exp(mx - mf));    // exp(-inf - sink) = 0
+        Expr denf = den * keep + select(*has_sinks, exp(sink - mf), 0.0f);
+        Expr accf = acc * keep;
+        Expr o_val = select(denf > 0.0f, accf / denf, 0.0f);
+        Expr lse_val = select(denf > 0.0f, log(denf) + mf, Expr(-std::numeric_limits<float>::infinity()));
+
+        // ---- outputs: rows m < E_b of every live tile, scattered to row q0_b + m ----
+        ro = RDom(0, BM, 0, num_q_tiles, 0, B, "ro");
+        if (bounded) ro.where(likely(ro.y * BM < lens(ro.z)[1]));
+        ro.where(ro.y * BM + ro.x < lens(ro.z)[1]);
+        Expr row = clamp(lens(ro.z)[0] + ro.y * BM + ro.x, 0, T - 1);
+        Func fin("finish");
+        fin(d, qi, qt, h, b) = Tuple(o_val, lse_val);
+        Func o = *o_extend, l = *lse;
+        o(d, h, t) = undef(Type(dtype));
+        o(d, h, row) = cast(Type(dtype), fin(d, ro.x, ro.y, h, ro.z)[0]);
+        l(h, t) = undef<float>();
+        l(h, row) = fin(0, ro.x, ro.y, h, ro.z)[1];
+        finish = fin;
+    }
+
+    void schedule() {
+        extend_attention::Knobs knobs;
+        knobs.block_m = block_m;
+        knobs.block_n = block_n;
+        knobs.cpu_vector = cpu_vector;
+        if (get_target().has_feature(Target::CUDA)) {
+            throw std::invalid_argument("extend_attention: no CUDA schedule yet (next session)");
+        }
+        extend_attention::Stages s;
+        s.state = state;
+        s.score_p = score_p;
+        s.score_e = score_e;
+        s.dot_p = dot_p;
+        s.dot_e = dot_e;
+        s.lens = lens;
+        s.finish = finish;
+        if (count_tiles) {
+            s.counts = *counts;
+        } else {
+            s.out = *o_extend;
+            s.lse = *lse;
+        }
+        s.rp = rp;
+        s.re = re;
+        s.ro = ro;
+        s.cp = cp;
+        s.ce = ce;
+        s.d = d;
+        s.qi = qi;
+        s.qt = qt;
+        s.h = h;
+        s.b = b;
+        s.lane = lane;
+        s.key = key;
+        s.t = t;
+        s.stage = stage;
+        s.bounded = bounded;
+        s.count_tiles = count_tiles;
+        extend_attention::schedule_cpu(s, knobs);
+    }
+
+private:
+    Var d{"d"}, qi{"qi"}, qt{"qt"}, h{"h"}, b{"b"}, lane{"lane"}, key{"key"}, t{"t"}, stage{"stage"};
+    Func lens{"lens"}, state{"state"}, score_p{"score_p"}, score_e{"score_e"};
+    Func dot_p{"dot_p"}, dot_e{"dot_e"}, finish{"finish"};
+    RDom rp, re, ro, cp, ce;
+
+    // The chunk-level (tile-by-chunk overlap) predicates of stage 0 (prefix) or 1 (extend)
+    // for chunk `c` of the tile (qt, b). The real RDoms and the count_tiles chunk RDoms
+    // both take their predicates from here. The full-width twin keeps only the stage's
+    // length. Prefix positions are j, queries P + m; extend keys and queries share origin.
+    std::vector<Expr> chunk_predicates(int which, const Expr &c, const Expr &P_b, const Expr &E_b, const Expr &W_eff,
+                                       const Expr &U) {
+        const int BM = block_m, BN = block_n;
+        Expr chunk_start = c * BN, chunk_end = c * BN + (BN - 1);
+        Expr tile_start = qt * BM, tile_end = qt * BM + (BM - 1);
+        std::vector<Expr> preds;
+        if (which == 0) {
+            if (bounded) {
+                // The stage's length, zero for a dead tile (qt*BM >= E_b). Written as one
+                // comparison of the chunk so that TrimNoOps empties the chunk loop of a dead
+                // tile; a separate `qt*BM < E_b` conjunct gets folded into the row predicate
+                // `qt*BM + qi < E_b` by the simplifier and only empties the row loop.
+                preds.push_back(chunk_start < select(tile_start < E_b, P_b, 0));
+                preds.push_back((P_b + tile_start) - chunk_end <= W_eff);           // window vs chunk end
+                preds.push_back(tile_start + 1 <= W_eff);                           // window vs key P-1
+            }
+        } else {
+            if (bounded) {
+                preds.push_back(chunk_start < select(tile_start < E_b, E_b, 0));    // live tile, length
+                preds.push_back(tile_start - chunk_end <= W_eff);                   // window lower bound
+                preds.push_back(chunk_start - tile_end <= U);                       // causal / window upper
+            }
+        }
+        if (!bounded) preds.push_back(chunk_start < (which == 0 ? P_b : E_b));
+        return preds;
+    }
+
+    void define_counts(const Expr &P_b, const Expr &E_b, const Expr &W_eff, const Expr &U, const Expr &prefix_chunks,
+                       const Expr &extend_chunks) {
+        cp = RDom(0, prefix_chunks, "cp");
+        ce = RDom(0, extend_chunks, "ce");
+        for (const Expr &c : chunk_predicates(0, cp.x, P_b, E_b, W_eff, U)) cp.where(c);
+        for (const Expr &c : chunk_predicates(1, ce.x, P_b, E_b, W_eff, U)) ce.where(c);
+        Func cnt = *counts;
+        cnt(stage, qt, h, b) = 0;
+        // +1 per chunk whose chunk predicates hold (the `* 0` only names the RDom).
+        cnt(0, qt, h, b) += 1 + cp.x * 0;
+        cnt(1, qt, h, b) += 1 + ce.x * 0;
+    }
+
+    // One online-softmax step per visible key (spec §3.7.3, per element instead of per BN
+    // tile: the same math with one rescale per key). `mask` (full-width twin only) keeps
+    // the old state for masked keys, exactly.
+    void online_update(const Expr &s, const Expr &v, const Expr &mask) {
+        Expr mo = state(d, qi, qt, h, b)[0], lo = state(d, qi, qt, h, b)[1], ao = state(d, qi, qt, h, b)[2];
+        Expr mn = max(mo, s);
+        Expr alpha = exp(mo - mn), p = exp(s - mn);
+        Tuple next(mn, strict_float(lo * alpha + p), strict_float(ao * alpha + p * v));
+        if (mask.defined()) next = select(mask, next, Tuple(mo, lo, ao));
+        state(d, qi, qt, h, b) = next;
+    }
+};
+
+}  // namespace
+}  // namespace livebound
+
+HALIDE_REGISTER_GENERATOR(livebound::ExtendAttention, extend_attention)

@@ -1,0 +1,226 @@
+// K7 test cases (spec §4.4 / §4.5 scaled down for CPU time): uneven batches (one long and
+// several short requests), prefix 0 and non-zero, E not a multiple of BM, GQA 1/4/8,
+// windows {-1, 0, small, >= E}, causal and not, logit cap, sinks, scales, empty rows.
+// Data as SGLang's builder: values normal(0.1, 0.5) in the input dtype; each request's
+// prefix at its own slots (contiguous or shuffled), fixed seeds.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "livebound/livebound.h"
+#include "reference/extend_attention_reference.h"
+
+namespace livebound::testing {
+
+using reference::ExtendProblem;
+
+struct ExtendCase {
+    std::string name;
+    uint32_t seed = 1;
+    bool bf16 = true;
+    int64_t Hq = 8, Hkv = 2, Lq = 128, Lv = 128;
+    std::vector<int64_t> E, P;   // per request
+    bool causal = true;
+    int32_t window = -1;
+    float sm_scale = 0, logit_cap = 0, k_scale = 1, v_scale = 1;
+    bool sinks = false;
+    bool shuffle_slots = true;
+    bool index64 = true;
+    int64_t extra_max_len = 0;   // max_len_extend = max(E) + this
+};
+
+inline std::ostream &operator<<(std::ostream &os, const ExtendCase &c) {
+    os << c.name << " seed=" << c.seed << (c.bf16 ? " bf16" : " fp16") << " Hq=" << c.Hq << " Hkv=" << c.Hkv
+       << " Lq=" << c.Lq << " Lv=" << c.Lv << " causal=" << c.causal << " W=" << c.window << " cap=" << c.logit_cap
+       << " sinks=" << c.sinks << " sm=" << c.sm_scale << " ks=" << c.k_scale << " vs=" << c.v_scale << " E={";
+    for (auto e : c.E) os << e << ",";
+    os << "} P={";
+    for (auto p : c.P) os << p << ",";
+    return os << "} i" << (c.index64 ? 64 : 32) << (c.shuffle_slots ? " shuffled" : " contiguous");
+}
+inline void PrintTo(const ExtendCase &c, std::ostream *os) { *os << c; }
+
+inline ExtendProblem make_problem(const ExtendCase &c) {
+    ExtendProblem p;
+    p.bf16 = c.bf16;
+    p.B = int64_t(c.E.size());
+    p.Hq = c.Hq;
+    p.Hkv = c.Hkv;
+    p.Lq = c.Lq;
+    p.Lv = c.Lv;
+    p.causal = c.causal;
+    p.window = c.window;
+    p.sm_scale = c.sm_scale;
+    p.logit_cap = c.logit_cap;
+    p.k_scale = c.k_scale;
+    p.v_scale = c.v_scale;
+    std::mt19937 rng(c.seed);
+    std::normal_distribution<float> val(0.1f, 0.5f);
+    auto fill = [&](std::vector<uint16_t> &v, int64_t n) {
+        v.resize(size_t(n));
+        for (auto &x : v) x = p.from_f(val(rng));
+    };
+    p.qo_indptr.assign(1, 0);
+    p.kv_indptr.assign(1, 0);
+    for (int64_t b = 0; b < p.B; b++) {
+        p.qo_indptr.push_back(p.qo_indptr.back() + int32_t(c.E[size_t(b)]));
+        p.kv_indptr.push_back(p.kv_indptr.back() + int32_t(c.P[size_t(b)]));
+    }
+    p.T = p.qo_indptr.back();
+    const int64_t sumP = p.kv_indptr.back();
+    p.num_slots = sumP + 7;  // a few slots no request uses
+    fill(p.q, p.T * p.Hq * p.Lq);
+    fill(p.k_ext, p.T * p.Hkv * p.Lq);
+    fill(p.v_ext, p.T * p.Hkv * p.Lv);
+    fill(p.k_buf, p.num_slots * p.Hkv * p.Lq);
+    fill(p.v_buf, p.num_slots * p.Hkv * p.Lv);
+    std::vector<int64_t> slots(size_t(p.num_slots));
+    std::iota(slots.begin(), slots.end(), 0);
+    if (c.shuffle_slots) std::shuffle(slots.begin(), slots.end(), rng);
+    p.kv_indices.assign(slots.begin(), slots.begin() + sumP);
+    if (c.sinks) {
+        std::uniform_real_distribution<float> sd(-1.0f, 2.0f);
+        p.sinks.resize(size_t(p.Hq));
+        for (auto &x : p.sinks) x = sd(rng);
+    }
+    return p;
+}
+
+// The caller-side buffers of one call (outputs poisoned).
+struct ExtendBuffers {
+    std::vector<uint16_t> o;
+    std::vector<float> lse;
+    std::vector<int32_t> idx32;
+    lb_extend_attention_args args{};
+};
+
+constexpr uint16_t kPoison16 = 0x7e5a;  // a NaN in both fp16 and bf16
+constexpr float kPoisonLse = -12345.0f;
+
+inline lb_attn_tensor attn3(const void *data, lb_float_dtype dt, int64_t a, int64_t b, int64_t c) {
+    return lb_attn_tensor{const_cast<void *>(data), dt, 3, {a, b, c}, {b * c, c, 1}};
+}
+
+// Fills buffers for problem p (o and lse poisoned); `with_lse` false leaves lse absent.
+inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant variant, ExtendBuffers *out,
+                      bool with_lse = true) {
+    const lb_float_dtype dt = p.bf16 ? LB_BFLOAT16 : LB_FLOAT16;
+    out->o.assign(size_t(p.T * p.Hq * p.Lv), kPoison16);
+    out->lse.assign(size_t(p.T * p.Hq), kPoisonLse);
+    lb_extend_attention_args &a = out->args;
+    a = lb_extend_attention_args{};
+    a.q_extend = attn3(p.q.data(), dt, p.T, p.Hq, p.Lq);
+    a.k_extend = attn3(p.k_ext.data(), dt, p.T, p.Hkv, p.Lq);
+    a.v_extend = attn3(p.v_ext.data(), dt, p.T, p.Hkv, p.Lv);
+    a.o_extend = attn3(out->o.data(), dt, p.T, p.Hq, p.Lv);
+    a.k_buffer = attn3(p.k_buf.data(), dt, p.num_slots, p.Hkv, p.Lq);
+    a.v_buffer = attn3(p.v_buf.data(), dt, p.num_slots, p.Hkv, p.Lv);
+    a.qo_indptr = lb_tensor{const_cast<int32_t *>(p.qo_indptr.data()), LB_INT32, 1, {p.B + 1, 0}, {1, 0}};
+    a.kv_indptr = lb_tensor{const_cast<int32_t *>(p.kv_indptr.data()), LB_INT32, 1, {p.B + 1, 0}, {1, 0}};
+    if (c.index64) {
+        a.kv_indices = lb_tensor{const_cast<int64_t *>(p.kv_indices.data()), LB_INT64, 1,
+                                 {int64_t(p.kv_indices.size()), 0}, {1, 0}};
+    } else {
+        out->idx32.assign(p.kv_indices.begin(), p.kv_indices.end());
+        a.kv_indices = lb_tensor{out->idx32.data(), LB_INT32, 1, {int64_t(out->idx32.size()), 0}, {1, 0}};
+    }
+    if (!p.sinks.empty()) a.sinks = lb_attn_tensor{const_cast<float *>(p.sinks.data()), LB_FLOAT32, 1, {p.Hq, 0, 0}, {1, 0, 0}};
+    if (with_lse) a.lse_extend = lb_attn_tensor{out->lse.data(), LB_FLOAT32, 2, {p.T, p.Hq, 0}, {p.Hq, 1, 0}};
+    int64_t max_e = 0;
+    for (int64_t b = 0; b < p.B; b++) max_e = std::max(max_e, p.E(b));
+    a.max_len_extend = max_e + c.extra_max_len;
+    a.is_causal = p.causal;
+    a.sliding_window_size = p.window;
+    a.sm_scale = p.sm_scale;
+    a.logit_cap = p.logit_cap;
+    a.k_scale = p.k_scale;
+    a.v_scale = p.v_scale;
+    a.variant = variant;
+}
+
+inline lb_device cpu_device() { return lb_device{LB_DEVICE_CPU, 0, nullptr}; }
+
+// The accuracy sweep.
+inline std::vector<ExtendCase> extend_cases() {
+    std::vector<ExtendCase> cs;
+    auto add = [&](ExtendCase c) { cs.push_back(std::move(c)); };
+    // One long + several short requests, prefix 0 and non-zero, causal, no window.
+    add({"uneven_causal", 11, true, 8, 2, 128, 128, {150, 1, 33, 0, 64, 5}, {40, 0, 200, 17, 0, 3}});
+    // Sliding windows: small, tile-sized, >= E (no-op window), W = 0 (off).
+    {
+        ExtendCase c{"window_small", 12, true, 8, 2, 128, 128, {130, 7, 65}, {90, 300, 0}};
+        c.window = 9;
+        add(c);
+        c.name = "window_tile";
+        c.seed = 13;
+        c.window = 32;
+        add(c);
+        c.name = "window_ge_E";
+        c.seed = 14;
+        c.window = 400;
+        add(c);
+        c.name = "window_zero_off";
+        c.seed = 15;
+        c.window = 0;
+        add(c);
+    }
+    // Non-causal, with and without a window (two-sided).
+    {
+        ExtendCase c{"noncausal", 21, true, 8, 8, 128, 128, {70, 33, 1}, {20, 0, 45}};
+        c.causal = false;
+        add(c);
+        c.name = "noncausal_window";
+        c.seed = 22;
+        c.window = 13;
+        add(c);
+    }
+    // GQA 8:1, fp16, 64/64, logit cap, sinks, scales, explicit sm_scale, int64 + shuffled.
+    {
+        ExtendCase c{"fp16_d64_gqa8_cap_sinks", 31, false, 8, 1, 64, 64, {97, 12, 40}, {60, 5, 0}};
+        c.logit_cap = 5.0f;
+        c.sinks = true;
+        c.k_scale = 0.75f;
+        c.v_scale = 1.25f;
+        c.sm_scale = 0.2f;
+        c.window = 20;
+        add(c);
+    }
+    // bf16 64/64 GQA 4:1, int32 indices are only built for 128/128 (index64 here).
+    {
+        ExtendCase c{"bf16_d64_gqa4", 41, true, 8, 2, 64, 64, {45, 90}, {100, 0}};
+        c.window = 50;
+        c.extra_max_len = 40;  // dead query tiles beyond every request
+        add(c);
+    }
+    // int32 indices, contiguous slots, sinks where a row sees nothing but the sink (W = 1,
+    // prefix far away is still seen at distance 1; use no prefix + E = 1 rows).
+    {
+        ExtendCase c{"int32_contiguous_sinks", 51, true, 8, 8, 128, 128, {1, 2, 31, 32, 33}, {0, 1, 64, 0, 2}};
+        c.index64 = false;
+        c.shuffle_slots = false;
+        c.sinks = true;
+        add(c);
+    }
+    // fp16 128/128 non-causal with empty requests only at the ends.
+    {
+        ExtendCase c{"fp16_d128_noncausal_empty_ends", 61, false, 8, 2, 128, 128, {0, 50, 0}, {10, 30, 0}};
+        c.causal = false;
+        c.window = 7;
+        add(c);
+    }
+    // MLA-absorbed head dims, Lq != Lv (576/512, bf16), GQA 4:1, window, prefix.
+    {
+        ExtendCase c{"bf16_mla_576_512", 71, true, 4, 1, 576, 512, {20, 37}, {30, 0}};
+        c.window = 16;
+        add(c);
+    }
+    return cs;
+}
+
+}  // namespace livebound::testing

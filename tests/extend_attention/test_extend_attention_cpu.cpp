@@ -1,0 +1,197 @@
+// K7 on the CPU: accuracy against an fp64 reference (error at most 2x that of the naive
+// same-precision reference, FlashAttention's rule, plus a small absolute floor), and the
+// metamorphic identities of design §5: bounded == full-width twin bit for bit, window ==
+// full attention over the sliced KV, paged (shuffled slots) == contiguous, a request's
+// output independent of its batch mates; LSE on or off gives the same o.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cases.h"
+#include "livebound/livebound.h"
+
+namespace livebound::testing {
+namespace {
+
+using reference::ExtendProblem;
+
+std::vector<uint16_t> run(const ExtendProblem &p, const ExtendCase &c, lb_variant variant, std::vector<float> *lse,
+                          bool with_lse = true) {
+    ExtendBuffers buf;
+    make_args(p, c, variant, &buf, with_lse);
+    const lb_status s = lb_extend_attention_fwd(&buf.args, cpu_device());
+    EXPECT_EQ(s, LB_OK) << lb_last_error() << "\n" << c;
+    if (lse) *lse = buf.lse;
+    return buf.o;
+}
+
+template <typename A, typename B>
+double max_abs_diff(const std::vector<A> &a, const std::vector<B> &b) {
+    double e = 0;
+    for (size_t i = 0; i < a.size(); i++) {
+        const double x = double(a[i]), y = double(b[i]);
+        if (std::isinf(x) && std::isinf(y) && (x > 0) == (y > 0)) continue;
+        const double d = std::fabs(x - y);
+        if (std::isnan(d)) return INFINITY;
+        e = std::max(e, d);
+    }
+    return e;
+}
+
+class ExtendCpu : public ::testing::TestWithParam<ExtendCase> {};
+
+TEST_P(ExtendCpu, AccurateAndTwinBitIdentical) {
+    const ExtendCase &c = GetParam();
+    const ExtendProblem p = make_problem(c);
+    std::vector<float> lse_b, lse_f;
+    const std::vector<uint16_t> ob = run(p, c, LB_BOUNDED, &lse_b);
+    const std::vector<uint16_t> of = run(p, c, LB_FULL_WIDTH, &lse_f);
+
+    const auto r64 = reference::reference_fp64(p);
+    const auto r32 = reference::reference_naive_fp32(p);
+    std::vector<float> o_kernel(ob.size());
+    for (size_t i = 0; i < ob.size(); i++) o_kernel[i] = p.to_f(ob[i]);
+    const double err = max_abs_diff(o_kernel, r64.o), err_naive = max_abs_diff(r32.o, r64.o);
+    EXPECT_LE(err, 2 * err_naive + 1e-5) << "o: kernel error " << err << " vs naive " << err_naive << "\n" << c;
+    // Stronger than the 2x rule where the output rounding dominates: every element is within
+    // one unit in the last place (of the input dtype) of the exact value, plus 1e-6 for the
+    // fp32 accumulation's cancellation in outputs near zero.
+    for (size_t i = 0; i < o_kernel.size(); i++) {
+        const double exact = r64.o[i];
+        const uint16_t bits = p.from_f(float(std::fabs(exact)));
+        const double ulp = std::fabs(double(p.to_f(uint16_t(bits + 1))) - double(p.to_f(bits)));
+        ASSERT_LE(std::fabs(o_kernel[i] - exact), ulp + 1e-6) << "element " << i << ": " << o_kernel[i] << " vs exact " << exact
+                                                        << "\n" << c;
+    }
+    const double lerr = max_abs_diff(lse_b, r64.lse), lerr_naive = max_abs_diff(r32.lse, r64.lse);
+    std::printf("%s: o error %.3g (naive %.3g), lse error %.3g (naive %.3g)\n", c.name.c_str(), err, err_naive, lerr,
+                lerr_naive);
+    EXPECT_LE(lerr, 2 * lerr_naive + 1e-5) << "lse: kernel error " << lerr << " vs naive " << lerr_naive << "\n" << c;
+
+    // Bounded and full-width twin: identical bits (masked keys leave the state as it was).
+    EXPECT_EQ(0, std::memcmp(ob.data(), of.data(), ob.size() * 2)) << "o differs between bounded and full-width\n" << c;
+    EXPECT_EQ(0, std::memcmp(lse_b.data(), lse_f.data(), lse_b.size() * 4)) << "lse differs by up to " << max_abs_diff(lse_b, lse_f) << "\n" << c;
+
+    // No LSE requested: same o.
+    const std::vector<uint16_t> o_nolse = run(p, c, LB_BOUNDED, nullptr, false);
+    EXPECT_EQ(0, std::memcmp(ob.data(), o_nolse.data(), ob.size() * 2)) << "o differs without lse\n" << c;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ExtendCpu, ::testing::ValuesIn(extend_cases()),
+                         [](const ::testing::TestParamInfo<ExtendCase> &i) { return i.param.name; });
+
+// Paged prefix through shuffled slots == the same keys at contiguous slots, bit for bit.
+TEST(ExtendMetamorphic, PagedEqualsContiguous) {
+    ExtendCase c{"paged", 71, true, 8, 2, 128, 128, {80, 21, 3}, {120, 40, 0}};
+    c.window = 45;
+    const ExtendProblem paged = make_problem(c);
+    // Same values, slots renumbered so that request b's prefix is contiguous.
+    ExtendProblem contig = paged;
+    const int64_t kl = paged.Hkv * paged.Lq, vl = paged.Hkv * paged.Lv;
+    for (size_t i = 0; i < paged.kv_indices.size(); i++) {
+        const int64_t s = paged.kv_indices[i];
+        std::copy_n(&paged.k_buf[size_t(s * kl)], kl, &contig.k_buf[i * size_t(kl)]);
+        std::copy_n(&paged.v_buf[size_t(s * vl)], vl, &contig.v_buf[i * size_t(vl)]);
+        contig.kv_indices[i] = int64_t(i);
+    }
+    for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        std::vector<float> l1, l2;
+        const auto o1 = run(paged, c, v, &l1), o2 = run(contig, c, v, &l2);
+        EXPECT_EQ(0, std::memcmp(o1.data(), o2.data(), o1.size() * 2)) << c;
+        EXPECT_EQ(0, std::memcmp(l1.data(), l2.data(), l1.size() * 4)) << c;
+    }
+}
+
+// A request's rows do not depend on its batch mates: run each request alone.
+TEST(ExtendMetamorphic, IndependentOfBatchMates) {
+    ExtendCase c{"batch", 81, true, 8, 2, 128, 128, {100, 1, 37, 64}, {30, 90, 0, 5}};
+    c.window = 25;
+    const ExtendProblem p = make_problem(c);
+    std::vector<float> lse_all;
+    const auto o_all = run(p, c, LB_BOUNDED, &lse_all);
+    for (int64_t b = 0; b < p.B; b++) {
+        ExtendProblem one = p;
+        one.B = 1;
+        one.qo_indptr = {0, int32_t(p.E(b))};
+        one.kv_indptr = {0, int32_t(p.P(b))};
+        one.T = p.E(b);
+        const int64_t q0 = p.qo_indptr[size_t(b)];
+        one.q.assign(p.q.begin() + q0 * p.Hq * p.Lq, p.q.begin() + (q0 + one.T) * p.Hq * p.Lq);
+        one.k_ext.assign(p.k_ext.begin() + q0 * p.Hkv * p.Lq, p.k_ext.begin() + (q0 + one.T) * p.Hkv * p.Lq);
+        one.v_ext.assign(p.v_ext.begin() + q0 * p.Hkv * p.Lv, p.v_ext.begin() + (q0 + one.T) * p.Hkv * p.Lv);
+        one.kv_indices.assign(p.kv_indices.begin() + p.kv_indptr[size_t(b)], p.kv_indices.begin() + p.kv_indptr[size_t(b + 1)]);
+        ExtendCase c1 = c;
+        c1.E = {p.E(b)};
+        std::vector<float> lse_one;
+        const auto o_one = run(one, c1, LB_BOUNDED, &lse_one);
+        const size_t row = size_t(p.Hq * p.Lv);
+        EXPECT_EQ(0, std::memcmp(o_one.data(), &o_all[size_t(q0) * row], size_t(one.T) * row * 2)) << "request " << b << "\n" << c;
+        EXPECT_EQ(0, std::memcmp(lse_one.data(), &lse_all[size_t(q0 * p.Hq)], size_t(one.T * p.Hq) * 4)) << "request " << b;
+    }
+}
+
+// Window == full attention over the sliced KV: every query row m of the windowed batch
+// becomes its own request with no window, whose prefix is exactly the keys the window
+// keeps (the prefix keys j >= P + m - W, then the extend keys m - W <= n < m, copied into
+// the cache) and whose one extend token is the row itself. Same keys in the same order
+// (prefix first): identical bits (k_scale = v_scale = 1).
+TEST(ExtendMetamorphic, WindowEqualsSlicedFullAttention) {
+    for (int32_t W : {1, 9, 40}) {
+        ExtendCase c{"window_slice", uint32_t(90 + W), true, 4, 2, 64, 64, {70, 9, 33}, {50, 0, 100}};
+        c.window = W;
+        const ExtendProblem p = make_problem(c);
+        std::vector<float> lse_w;
+        const auto o_w = run(p, c, LB_BOUNDED, &lse_w);
+
+        ExtendProblem s = p;
+        s.window = -1;
+        s.B = p.T;
+        s.qo_indptr.assign(1, 0);
+        s.kv_indptr.assign(1, 0);
+        s.kv_indices.clear();
+        const int64_t kl = p.Hkv * p.Lq, vl = p.Hkv * p.Lv;
+        int64_t slots = p.num_slots;
+        for (int64_t b = 0; b < p.B; b++) {
+            const int64_t q0 = p.qo_indptr[size_t(b)], P = p.P(b), k0 = p.kv_indptr[size_t(b)];
+            for (int64_t m = 0; m < p.E(b); m++) {
+                for (int64_t j = std::max<int64_t>(0, P + m - W); j < P; j++) s.kv_indices.push_back(p.kv_indices[size_t(k0 + j)]);
+                for (int64_t n = std::max<int64_t>(0, m - W); n < m; n++) {  // extend keys become cache slots
+                    s.k_buf.insert(s.k_buf.end(), &p.k_ext[size_t((q0 + n) * kl)], &p.k_ext[size_t((q0 + n + 1) * kl)]);
+                    s.v_buf.insert(s.v_buf.end(), &p.v_ext[size_t((q0 + n) * vl)], &p.v_ext[size_t((q0 + n + 1) * vl)]);
+                    s.kv_indices.push_back(slots++);
+                }
+                s.qo_indptr.push_back(s.qo_indptr.back() + 1);
+                s.kv_indptr.push_back(int32_t(s.kv_indices.size()));
+            }
+        }
+        s.num_slots = slots;
+        ExtendCase cs = c;
+        cs.E.assign(size_t(p.T), 1);
+        std::vector<float> lse_s;
+        const auto o_s = run(s, cs, LB_BOUNDED, &lse_s);
+        EXPECT_EQ(0, std::memcmp(o_w.data(), o_s.data(), o_w.size() * 2)) << "W=" << W << "\n" << c;
+        EXPECT_EQ(0, std::memcmp(lse_w.data(), lse_s.data(), lse_w.size() * 4)) << "W=" << W << "\n" << c;
+    }
+}
+
+// No query rows (B = 0, or all E_b = 0): OK, nothing written.
+TEST(ExtendEdge, NoRows) {
+    ExtendCase c{"no_rows", 5, true, 8, 2, 128, 128, {0, 0}, {10, 3}};
+    const ExtendProblem p = make_problem(c);
+    ExtendBuffers buf;
+    make_args(p, c, LB_BOUNDED, &buf);
+    EXPECT_EQ(lb_extend_attention_fwd(&buf.args, cpu_device()), LB_OK) << lb_last_error();
+    ExtendCase c0{"bs0", 5, true, 8, 2, 128, 128, {}, {}};
+    const ExtendProblem p0 = make_problem(c0);
+    ExtendBuffers buf0;
+    make_args(p0, c0, LB_BOUNDED, &buf0);
+    EXPECT_EQ(lb_extend_attention_fwd(&buf0.args, cpu_device()), LB_OK) << lb_last_error();
+}
+
+}  // namespace
+}  // namespace livebound::testing

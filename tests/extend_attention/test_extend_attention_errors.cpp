@@ -1,0 +1,186 @@
+// K7 argument validation (livebound.h: "Every argument is validated before anything runs.
+// A bad one returns a non-zero lb_status and writes nothing; lb_last_error() then names the
+// argument"). Each test breaks exactly one argument of an otherwise valid CPU call and
+// asserts the status, that the message names the argument, and that o_extend and
+// lse_extend still hold the poison.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cases.h"
+#include "livebound/livebound.h"
+
+namespace livebound::testing {
+namespace {
+
+ExtendCase baseline_case() {
+    ExtendCase c{"errors_baseline", 4242, true, 8, 2, 64, 64, {40, 3, 17}, {20, 0, 9}};
+    c.window = 10;
+    c.sinks = true;
+    return c;
+}
+
+struct BadArgument {
+    std::string test_name;
+    std::string name;   // lb_last_error() must name this argument
+    lb_status status;
+    std::function<void(lb_extend_attention_args &, ExtendProblem &)> apply;
+};
+void PrintTo(const BadArgument &bad, std::ostream *os) { *os << bad.test_name; }
+
+using AttnMember = lb_attn_tensor lb_extend_attention_args::*;
+struct NamedAttn {
+    const char *name;
+    AttnMember member;
+    bool optional;
+};
+const NamedAttn kAttn[] = {
+    {"q_extend", &lb_extend_attention_args::q_extend, false},
+    {"k_extend", &lb_extend_attention_args::k_extend, false},
+    {"v_extend", &lb_extend_attention_args::v_extend, false},
+    {"o_extend", &lb_extend_attention_args::o_extend, false},
+    {"k_buffer", &lb_extend_attention_args::k_buffer, false},
+    {"v_buffer", &lb_extend_attention_args::v_buffer, false},
+    {"sinks", &lb_extend_attention_args::sinks, true},
+    {"lse_extend", &lb_extend_attention_args::lse_extend, true},
+};
+using IdxMember = lb_tensor lb_extend_attention_args::*;
+struct NamedIdx {
+    const char *name;
+    IdxMember member;
+};
+const NamedIdx kIdx[] = {{"qo_indptr", &lb_extend_attention_args::qo_indptr},
+                         {"kv_indptr", &lb_extend_attention_args::kv_indptr},
+                         {"kv_indices", &lb_extend_attention_args::kv_indices}};
+
+std::vector<BadArgument> bad_arguments() {
+    std::vector<BadArgument> list;
+    const lb_status kInvalid = LB_ERROR_INVALID_ARGUMENT;
+    auto add = [&](std::string test, std::string name, lb_status status,
+                   std::function<void(lb_extend_attention_args &, ExtendProblem &)> apply) {
+        list.push_back({std::move(test), std::move(name), status, std::move(apply)});
+    };
+    // ---- per float tensor ----
+    for (const NamedAttn &t : kAttn) {
+        const AttnMember m = t.member;
+        add(std::string("NullData_") + t.name, t.name, kInvalid,
+            [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).data = nullptr; });
+        add(std::string("WrongNdim_") + t.name, t.name, kInvalid,
+            [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).ndim = (a.*m).ndim == 3 ? 2 : 3; });
+        add(std::string("WrongDtype_") + t.name, t.name, kInvalid, [m](lb_extend_attention_args &a, ExtendProblem &) {
+            (a.*m).dtype = (a.*m).dtype == LB_FLOAT32 ? LB_BFLOAT16 : LB_FLOAT32;
+        });
+        add(std::string("NegativeExtent_") + t.name, t.name, kInvalid,
+            [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).shape[0] = -1; });
+        add(std::string("LastDimStrided_") + t.name, t.name, kInvalid,
+            [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).strides[(a.*m).ndim - 1] = 2; });
+        if (!t.optional) {
+            add(std::string("Absent_") + t.name, t.name, kInvalid,
+                [m](lb_extend_attention_args &a, ExtendProblem &) { a.*m = lb_attn_tensor{}; });
+        }
+    }
+    // ---- per index tensor ----
+    for (const NamedIdx &t : kIdx) {
+        const IdxMember m = t.member;
+        add(std::string("NullData_") + t.name, t.name, kInvalid,
+            [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).data = nullptr; });
+        add(std::string("WrongDtype_") + t.name, t.name, kInvalid,
+            [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).dtype = LB_UINT8; });
+        add(std::string("WrongNdim_") + t.name, t.name, kInvalid, [m](lb_extend_attention_args &a, ExtendProblem &) {
+            (a.*m).ndim = 2;
+            (a.*m).shape[1] = 1;
+            (a.*m).strides[1] = 1;
+        });
+    }
+    // ---- shapes ----
+    add("KExtendRowsNotT", "k_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.k_extend.shape[0] -= 1; });
+    add("KExtendHeadsNotDividingHq", "k_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) {
+        a.k_extend.shape[1] = 3;
+        a.k_extend.strides[0] = 3 * 64;
+    });
+    add("KExtendHeadDimNotLq", "k_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.k_extend.shape[2] = 32; });
+    add("VExtendHeadsNotHkv", "v_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.v_extend.shape[1] = 1; });
+    add("OExtendHeadsNotHq", "o_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.o_extend.shape[1] = 4; });
+    add("OExtendDimNotLv", "o_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.o_extend.shape[2] = 32; });
+    add("KBufferHeadDimNotLq", "k_buffer", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.k_buffer.shape[2] = 32; });
+    add("VBufferSlotsNotKBuffer", "v_buffer", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.v_buffer.shape[0] -= 1; });
+    add("SinksNotHq", "sinks", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.sinks.shape[0] = 7; });
+    add("LseHeadsNotHq", "lse_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.lse_extend.shape[1] = 7; });
+    add("KvIndptrLengthNotB1", "kv_indptr", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.kv_indptr.shape[0] -= 1; });
+    add("QoIndptrEmpty", "qo_indptr", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.qo_indptr.shape[0] = 0; });
+    // ---- values ----
+    add("QoIndptrDecreasing", "qo_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.qo_indptr[2] = 1; });
+    add("QoIndptrPastT", "qo_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.qo_indptr[3] += 1; });
+    add("QoIndptrNegative", "qo_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.qo_indptr[0] = -1; });
+    add("KvIndptrPastIndices", "kv_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.kv_indptr[3] += 1; });
+    add("KvIndptrDecreasing", "kv_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.kv_indptr[1] = 25; });
+    add("KvIndexOutOfRange", "kv_indices", kInvalid,
+        [](lb_extend_attention_args &, ExtendProblem &p) { p.kv_indices[5] = p.num_slots; });
+    add("KvIndexNegative", "kv_indices", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.kv_indices[0] = -1; });
+    add("MaxLenExtendBelowLongest", "max_len_extend", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.max_len_extend = 39; });
+    add("MaxLenExtendNegative", "max_len_extend", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.max_len_extend = -1; });
+    add("SmScaleNegative", "sm_scale", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.sm_scale = -1; });
+    add("SmScaleNaN", "sm_scale", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.sm_scale = std::numeric_limits<float>::quiet_NaN(); });
+    add("LogitCapNegative", "logit_cap", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.logit_cap = -2; });
+    add("KScaleInf", "k_scale", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.k_scale = std::numeric_limits<float>::infinity(); });
+    add("VScaleNaN", "v_scale", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.v_scale = std::numeric_limits<float>::quiet_NaN(); });
+    add("UnknownVariant", "variant", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.variant = static_cast<lb_variant>(5); });
+    // ---- valid, but not built ----
+    add("HeadDim32NotBuilt", "q_extend", LB_ERROR_UNSUPPORTED, [](lb_extend_attention_args &a, ExtendProblem &) {
+        // Lq = Lv = 32 (half rows of the 64-wide buffers): a shape without a variant.
+        for (lb_attn_tensor *t : {&a.q_extend, &a.k_extend, &a.v_extend, &a.o_extend, &a.k_buffer, &a.v_buffer}) t->shape[2] = 32;
+    });
+    return list;
+}
+
+class ExtendErrors : public ::testing::TestWithParam<BadArgument> {};
+
+TEST_P(ExtendErrors, RejectedByNameAndNothingWritten) {
+    const BadArgument &bad = GetParam();
+    const ExtendCase c = baseline_case();
+    ExtendProblem p = make_problem(c);
+    ExtendBuffers buf;
+    make_args(p, c, LB_BOUNDED, &buf);
+    bad.apply(buf.args, p);
+    const lb_status s = lb_extend_attention_fwd(&buf.args, cpu_device());
+    EXPECT_EQ(s, bad.status) << bad.test_name << ": " << lb_last_error();
+    const std::string msg = lb_last_error();
+    EXPECT_NE(msg.find("'" + bad.name + "'"), std::string::npos) << "message does not name " << bad.name << ": " << msg;
+    for (uint16_t x : buf.o) ASSERT_EQ(x, kPoison16) << "o_extend written: " << bad.test_name;
+    for (float x : buf.lse) ASSERT_EQ(x, kPoisonLse) << "lse_extend written: " << bad.test_name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Bad, ExtendErrors, ::testing::ValuesIn(bad_arguments()),
+                         [](const ::testing::TestParamInfo<BadArgument> &i) { return i.param.test_name; });
+
+TEST(ExtendErrorsDevice, CudaHasNoVariantYet) {
+    const ExtendCase c = baseline_case();
+    ExtendProblem p = make_problem(c);
+    ExtendBuffers buf;
+    make_args(p, c, LB_BOUNDED, &buf);
+    const lb_status s = lb_extend_attention_fwd(&buf.args, lb_device{LB_DEVICE_CUDA, 0, nullptr});
+    // Without a driver/device the device check fails first (LB_ERROR_DEVICE); with one, the
+    // call is LB_ERROR_UNSUPPORTED ("no CUDA variant yet"). Never LB_OK, nothing written.
+    EXPECT_TRUE(s == LB_ERROR_UNSUPPORTED || s == LB_ERROR_DEVICE) << lb_last_error();
+    for (uint16_t x : buf.o) ASSERT_EQ(x, kPoison16);
+}
+
+TEST(ExtendErrorsDevice, NullArgs) {
+    EXPECT_EQ(lb_extend_attention_fwd(nullptr, cpu_device()), LB_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(lb_last_error()).find("'args'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace livebound::testing

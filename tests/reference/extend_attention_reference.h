@@ -1,0 +1,209 @@
+// K7 extend_attention_fwd references (spec §3.7.2, §3.7.3), plain C++:
+//   * reference_fp64: the spec formulas in double precision over the stored inputs;
+//   * reference_naive_fp32: the same-precision naive reference (FlashAttention's rule):
+//     inputs as stored (already rounded to the input dtype), scores, softmax and the
+//     weighted sum in float, output rounded to the input dtype;
+//   * ideal_chunk_count: chunks holding at least one visible (row, key) element, per stage
+//     and query tile (the count a derived chunk loop must hit).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace livebound::reference {
+
+// ---- 16-bit float conversions (round to nearest even) ----
+inline float bf16_to_float(uint16_t h) {
+    uint32_t u = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+inline uint16_t float_to_bf16(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if (std::isnan(f)) return 0x7fc0;
+    u += 0x7fff + ((u >> 16) & 1);
+    return uint16_t(u >> 16);
+}
+inline float fp16_to_float(uint16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000) << 16;
+    int32_t exp = (h >> 10) & 0x1f;
+    uint32_t mant = h & 0x3ff;
+    uint32_t u;
+    if (exp == 0) {
+        if (mant == 0) {
+            u = sign;
+        } else {  // subnormal
+            exp = 1;
+            while (!(mant & 0x400)) {
+                mant <<= 1;
+                exp--;
+            }
+            mant &= 0x3ff;
+            u = sign | uint32_t(exp + 127 - 15) << 23 | mant << 13;
+        }
+    } else if (exp == 31) {
+        u = sign | 0x7f800000u | mant << 13;
+    } else {
+        u = sign | uint32_t(exp + 127 - 15) << 23 | mant << 13;
+    }
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+inline uint16_t float_to_fp16(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    const uint16_t sign = uint16_t((u >> 16) & 0x8000);
+    const float a = std::fabs(f);
+    if (std::isnan(f)) return 0x7e00;
+    if (a >= 65520.0f) return sign | 0x7c00;
+    if (a < 6.103515625e-05f) {  // subnormal range: multiples of 2^-24
+        const float scaled = a * 16777216.0f;
+        return sign | uint16_t(std::nearbyint(scaled));
+    }
+    int e;
+    const float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+    float mant = std::nearbyint((m * 2.0f - 1.0f) * 1024.0f);
+    int exp = e - 1 + 15;
+    if (mant >= 1024.0f) {
+        mant = 0;
+        exp++;
+    }
+    if (exp >= 31) return sign | 0x7c00;
+    return sign | uint16_t(exp << 10) | uint16_t(mant);
+}
+
+// One K7 problem in torch layouts (row-major), 16-bit inputs stored raw.
+struct ExtendProblem {
+    bool bf16 = true;
+    int64_t B = 0, T = 0, Hq = 0, Hkv = 0, Lq = 0, Lv = 0, num_slots = 0;
+    std::vector<uint16_t> q, k_ext, v_ext;  // [T, Hq, Lq], [T, Hkv, Lq], [T, Hkv, Lv]
+    std::vector<uint16_t> k_buf, v_buf;     // [num_slots, Hkv, Lq], [num_slots, Hkv, Lv]
+    std::vector<int32_t> qo_indptr, kv_indptr;  // [B + 1]
+    std::vector<int64_t> kv_indices;        // [sum P]
+    std::vector<float> sinks;               // [Hq] or empty
+    bool causal = true;
+    int32_t window = -1;
+    float sm_scale = 0, logit_cap = 0, k_scale = 1, v_scale = 1;
+
+    float to_f(uint16_t h) const { return bf16 ? bf16_to_float(h) : fp16_to_float(h); }
+    uint16_t from_f(float f) const { return bf16 ? float_to_bf16(f) : float_to_fp16(f); }
+    int64_t E(int64_t b) const { return qo_indptr[b + 1] - qo_indptr[b]; }
+    int64_t P(int64_t b) const { return kv_indptr[b + 1] - kv_indptr[b]; }
+};
+
+// Spec §3.7.2 visibility. Prefix key j for row m: window only. Extend key n: causal + window.
+inline bool prefix_visible(const ExtendProblem &p, int64_t P, int64_t m, int64_t j) {
+    return j < P && (p.window <= 0 || (P + m) - j <= p.window);
+}
+inline bool extend_visible(const ExtendProblem &p, int64_t m, int64_t n) {
+    if (p.causal && n > m) return false;
+    if (p.window > 0) {
+        if (m - n > p.window) return false;
+        if (!p.causal && n - m > p.window) return false;
+    }
+    return true;
+}
+
+template <typename Real>
+struct Result {
+    std::vector<Real> o;    // [T, Hq, Lv]
+    std::vector<Real> lse;  // [T, Hq]
+};
+
+// Softmax over the visible keys of one (row, head), in Real arithmetic. Output not rounded.
+template <typename Real>
+Result<Real> reference(const ExtendProblem &p) {
+    Result<Real> r;
+    r.o.assign(size_t(p.T * p.Hq * p.Lv), Real(0));
+    r.lse.assign(size_t(p.T * p.Hq), -std::numeric_limits<Real>::infinity());
+    const int64_t group = p.Hq / p.Hkv;
+    const Real scale = p.sm_scale == 0 ? Real(1) / std::sqrt(Real(p.Lq)) : Real(p.sm_scale);
+    std::vector<Real> s;
+    std::vector<const uint16_t *> vrow;
+    std::vector<Real> vmul;
+    for (int64_t b = 0; b < p.B; b++) {
+        const int64_t q0 = p.qo_indptr[b], E = p.E(b), k0 = p.kv_indptr[b], P = p.P(b);
+        for (int64_t m = 0; m < E; m++) {
+            for (int64_t h = 0; h < p.Hq; h++) {
+                const int64_t g = h / group;
+                const uint16_t *qr = &p.q[size_t(((q0 + m) * p.Hq + h) * p.Lq)];
+                s.clear();
+                vrow.clear();
+                vmul.clear();
+                auto add = [&](const uint16_t *kr, const uint16_t *vr, Real ks, Real vs) {
+                    Real dot = 0;
+                    for (int64_t d = 0; d < p.Lq; d++) dot += Real(p.to_f(qr[d])) * Real(p.to_f(kr[d]));
+                    Real x = dot * scale * ks;
+                    if (p.logit_cap > 0) x = Real(p.logit_cap) * std::tanh(x / Real(p.logit_cap));
+                    s.push_back(x);
+                    vrow.push_back(vr);
+                    vmul.push_back(vs);
+                };
+                for (int64_t j = 0; j < P; j++) {
+                    if (!prefix_visible(p, P, m, j)) continue;
+                    const int64_t slot = p.kv_indices[size_t(k0 + j)];
+                    add(&p.k_buf[size_t((slot * p.Hkv + g) * p.Lq)], &p.v_buf[size_t((slot * p.Hkv + g) * p.Lv)],
+                        Real(p.k_scale), Real(p.v_scale));
+                }
+                for (int64_t n = 0; n < E; n++) {
+                    if (!extend_visible(p, m, n)) continue;
+                    add(&p.k_ext[size_t(((q0 + n) * p.Hkv + g) * p.Lq)], &p.v_ext[size_t(((q0 + n) * p.Hkv + g) * p.Lv)],
+                        Real(1), Real(1));
+                }
+                const bool sink = !p.sinks.empty();
+                Real M = -std::numeric_limits<Real>::infinity();
+                for (Real x : s) M = std::max(M, x);
+                if (sink) M = std::max(M, Real(p.sinks[size_t(h)]));
+                Real den = 0;
+                std::vector<Real> acc(size_t(p.Lv), Real(0));
+                for (size_t i = 0; i < s.size(); i++) {
+                    const Real e = std::exp(s[i] - M);
+                    den += e;
+                    for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += e * Real(p.to_f(vrow[i][d])) * vmul[i];
+                }
+                if (sink) den += std::exp(Real(p.sinks[size_t(h)]) - M);
+                const size_t row = size_t((q0 + m) * p.Hq + h);
+                if (den > 0) {
+                    for (int64_t d = 0; d < p.Lv; d++) r.o[row * size_t(p.Lv) + size_t(d)] = acc[size_t(d)] / den;
+                    r.lse[row] = std::log(den) + M;
+                }
+            }
+        }
+    }
+    return r;
+}
+
+inline Result<double> reference_fp64(const ExtendProblem &p) { return reference<double>(p); }
+
+// Naive same-precision reference: float arithmetic, output rounded to the input dtype.
+inline Result<float> reference_naive_fp32(const ExtendProblem &p) {
+    Result<float> r = reference<float>(p);
+    for (float &x : r.o) x = p.to_f(p.from_f(x));
+    return r;
+}
+
+// Chunks of stage 0 (prefix) / 1 (extend) with a visible element for a live row of tile qt.
+inline int32_t ideal_chunk_count(const ExtendProblem &p, int64_t b, int stage, int64_t qt, int64_t BM, int64_t BN) {
+    const int64_t E = p.E(b), P = p.P(b);
+    const int64_t len = stage == 0 ? P : E;
+    int32_t count = 0;
+    for (int64_t c = 0; c * BN < len; c++) {
+        bool any = false;
+        for (int64_t m = qt * BM; m < std::min((qt + 1) * BM, E) && !any; m++) {
+            for (int64_t key = c * BN; key < std::min((c + 1) * BN, len) && !any; key++) {
+                any = stage == 0 ? prefix_visible(p, P, m, key) : extend_visible(p, m, key);
+            }
+        }
+        count += any;
+    }
+    return count;
+}
+
+}  // namespace livebound::reference
