@@ -8,12 +8,12 @@
 // does, and stores the result under bench/results/).
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "cuda_timing.h"
 #include "livebound/livebound.hpp"
 
@@ -24,28 +24,12 @@ using livebound::tools::DeviceBuffer;
 
 constexpr int64_t kWidthTokens = 131072;
 constexpr int64_t kPoolRows = 512;
-constexpr int kCallsPerGraph = 20;
 
-// Device-resident inputs shared by every case (req_to_token is 256 MiB).
-struct SharedInputs {
-    std::unique_ptr<cuda::ScopedContext> scope;
-    std::unique_ptr<DeviceBuffer> req_to_token;  // [512, 131072] int32 slots
-    bool ok = false;
-};
+using livebound::bench::SharedInputs;
 
+// Device-resident inputs shared by every case (req_to_token [512, 131072] is 256 MiB).
 SharedInputs &shared() {
-    static SharedInputs s = [] {
-        SharedInputs in;
-        if (lb_cuda_device_count() == 0) return in;
-        in.scope = std::make_unique<cuda::ScopedContext>(0);
-        std::vector<int32_t> r2t(kPoolRows * kWidthTokens);
-        std::mt19937 rng(7);
-        std::uniform_int_distribution<int32_t> slot(0, (1 << 26) - 1);
-        for (auto &t : r2t) t = slot(rng);
-        in.req_to_token = std::make_unique<DeviceBuffer>(r2t.size() * 4);
-        in.ok = in.scope->ok() && in.req_to_token->upload(r2t.data(), r2t.size() * 4);
-        return in;
-    }();
+    static SharedInputs s = livebound::bench::make_shared_inputs(kPoolRows, kWidthTokens, 7);
     return s;
 }
 
@@ -85,49 +69,28 @@ void BM_K1(benchmark::State &state, int64_t bs, int32_t page_size, lb_variant va
     a.variant = variant;
     a.skip_page_table = skip_page_table;
 
-    cuda::CUstream stream = nullptr;
-    cuda::driver()->cuStreamCreate(&stream, cuda::kStreamNonBlocking);
-    std::string error;
-    auto enqueue = [&](cuda::CUstream s) {
-        if (lb_normal_decode_set_metadata(&a, livebound::cuda_device(0, s)) == LB_OK) return true;
-        error = lb_last_error();
-        return false;
-    };
-    double eager_us = 0;
-    if (!livebound::tools::time_eager(enqueue, stream, kCallsPerGraph, 10, &eager_us, &error)) {
-        state.SkipWithError(error.c_str());
-        return;
-    }
-    for (auto _ : state) {
-        livebound::tools::GraphTiming t;
-        if (!livebound::tools::time_graph_replay(enqueue, stream, kCallsPerGraph, 1, &t, &error)) {
-            state.SkipWithError(error.c_str());
-            break;
-        }
-        state.SetIterationTime(t.median_us_per_call * 1e-6);
-    }
-    cuda::driver()->cuStreamDestroy(stream);
+    const livebound::bench::ReplayResult r = livebound::bench::measure_graph_replay(
+        state, [&](cuda::CUstream s) { return lb_normal_decode_set_metadata(&a, livebound::cuda_device(0, s)); });
+    if (!r.ok) return;
     state.counters["bs"] = static_cast<double>(bs);
     state.counters["page_size"] = page_size;
     state.counters["live_columns"] = static_cast<double>(live_columns);
     state.counters["width_columns"] = static_cast<double>(bs * max_seq_pages);
-    state.counters["eager_us"] = eager_us;
+    state.counters["eager_us"] = r.eager_us;
 }
 
 void register_all() {
     // The seqlen scan alone (skip_page_table): the part of the time that is not the gather.
     for (int64_t bs : {1, 64, 256}) {
         std::string name = "K1/skip_page_table/bs:" + std::to_string(bs);
-        benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, 1, LB_BOUNDED, true, false)
-            ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(30)->Repetitions(5)->ReportAggregatesOnly(true);
+        livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, 1, LB_BOUNDED, true, false), false);
     }
     // NOSKIP: guard overhead with every column live.
     for (int32_t ps : {1, 64}) {
         for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
             std::string name = std::string("K1/noskip/") + (v == LB_BOUNDED ? "bounded" : "full_width") +
                                "/ps:" + std::to_string(ps) + "/bs:64";
-            benchmark::RegisterBenchmark(name.c_str(), BM_K1, 64, ps, v, false, true)
-                ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(30)->Repetitions(5)->ReportAggregatesOnly(true);
+            livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_K1, 64, ps, v, false, true), false);
         }
     }
     for (int32_t ps : {1, 64}) {
@@ -135,17 +98,8 @@ void register_all() {
             for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
                 std::string name = std::string("K1/") + (v == LB_BOUNDED ? "bounded" : "full_width") +
                                    "/ps:" + std::to_string(ps) + "/bs:" + std::to_string(bs);
-                benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, ps, v, false, false)
-                    ->UseManualTime()
-                    ->Unit(benchmark::kMicrosecond)
-                    ->Iterations(30)
-                    ->Repetitions(5)
-                    ->ComputeStatistics("min", [](const std::vector<double> &v) {
-                        double m = v[0];
-                        for (double x : v) m = x < m ? x : m;
-                        return m;
-                    })
-                    ->ReportAggregatesOnly(true);
+                livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, ps, v, false, false),
+                                                  true);
             }
         }
     }
@@ -155,12 +109,5 @@ void register_all() {
 
 int main(int argc, char **argv) {
     register_all();
-    benchmark::Initialize(&argc, argv);
-    if (lb_cuda_device_count() == 0) {
-        std::fprintf(stderr, "bench_decode_metadata: no CUDA device; nothing to measure\n");
-        return 0;
-    }
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return livebound::bench::run_benchmarks(argc, argv, "bench_decode_metadata");
 }

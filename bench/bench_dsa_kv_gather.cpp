@@ -18,13 +18,13 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "cuda_timing.h"
 #include "livebound/livebound.hpp"
 
@@ -35,7 +35,6 @@ using livebound::tools::DeviceBuffer;
 
 constexpr int32_t kD = 128, kPageSize = 64;
 constexpr int64_t kPageBytes = int64_t{kPageSize} * (kD + 4);
-constexpr int kCallsPerGraph = 20;
 
 struct Shape {
     std::string name;
@@ -119,33 +118,9 @@ void BM_K5(benchmark::State &state, Shape shape, lb_variant variant) {
     a.index_head_dim = kD;
     a.variant = variant;
 
-    cuda::CUstream stream = nullptr;
-    cuda::driver()->cuStreamCreate(&stream, cuda::kStreamNonBlocking);
-    std::string error;
-    auto enqueue = [&](cuda::CUstream s) {
-        if (lb_get_k_and_s(&a, livebound::cuda_device(0, s)) == LB_OK) return true;
-        error = lb_last_error();
-        return false;
-    };
-    double eager_us = 0;
-    if (!livebound::tools::time_eager(enqueue, stream, kCallsPerGraph, 10, &eager_us, &error)) {
-        state.SkipWithError(error.c_str());
-        cuda::driver()->cuStreamDestroy(stream);
-        return;
-    }
-    double total_us = 0;
-    int timed = 0;
-    for (auto _ : state) {
-        livebound::tools::GraphTiming t;
-        if (!livebound::tools::time_graph_replay(enqueue, stream, kCallsPerGraph, 1, &t, &error)) {
-            state.SkipWithError(error.c_str());
-            break;
-        }
-        total_us += t.median_us_per_call;
-        timed++;
-        state.SetIterationTime(t.median_us_per_call * 1e-6);
-    }
-    cuda::driver()->cuStreamDestroy(stream);
+    const livebound::bench::ReplayResult r = livebound::bench::measure_graph_replay(
+        state, [&](cuda::CUstream s) { return lb_get_k_and_s(&a, livebound::cuda_device(0, s)); });
+    if (!r.ok) return;
     // Bytes a call must move: key + scale bytes read and written, plus the page ids read.
     const double bytes = 2.0 * sum * (kD + 4) + 4.0 * pages_needed;
     state.counters["bs"] = static_cast<double>(bs);
@@ -154,20 +129,15 @@ void BM_K5(benchmark::State &state, Shape shape, lb_variant variant) {
     state.counters["bytes_moved"] = bytes;
     // GB/s over the mean graph-replay time per call of this run (bytes / ns = GB/s). Not a
     // Google Benchmark rate counter: those divide by CPU time, not by the manual time.
-    state.counters["GB_per_s"] = timed > 0 ? bytes / (total_us / timed * 1e3) : 0;
-    state.counters["eager_us"] = eager_us;
+    state.counters["GB_per_s"] = r.timed > 0 ? bytes / (r.total_us / r.timed * 1e3) : 0;
+    state.counters["eager_us"] = r.eager_us;
 }
 
 void register_all() {
     for (const Shape &s : shapes()) {
         for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
             const std::string name = std::string("K5/") + (v == LB_BOUNDED ? "bounded/" : "full_width/") + s.name;
-            benchmark::RegisterBenchmark(name.c_str(), BM_K5, s, v)
-                ->UseManualTime()
-                ->Unit(benchmark::kMicrosecond)
-                ->Iterations(30)
-                ->Repetitions(5)
-                ->ReportAggregatesOnly(true);
+            livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_K5, s, v), false);
         }
     }
 }
@@ -176,12 +146,5 @@ void register_all() {
 
 int main(int argc, char **argv) {
     register_all();
-    benchmark::Initialize(&argc, argv);
-    if (lb_cuda_device_count() == 0) {
-        std::fprintf(stderr, "bench_dsa_kv_gather: no CUDA device; nothing to measure\n");
-        return 0;
-    }
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return livebound::bench::run_benchmarks(argc, argv, "bench_dsa_kv_gather");
 }

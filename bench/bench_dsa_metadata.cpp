@@ -15,12 +15,12 @@
 // eager (back-to-back) time per call as a counter. Exits 0 with a message without a device.
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "cuda_timing.h"
 #include "livebound/livebound.hpp"
 
@@ -32,27 +32,12 @@ using livebound::tools::DeviceBuffer;
 constexpr int64_t kWidth = 16384;
 constexpr int64_t kPoolRows = 128;
 constexpr int32_t kRps = 64, kTopk = 2048;
-constexpr int kCallsPerGraph = 20;
 
-struct SharedInputs {
-    std::unique_ptr<cuda::ScopedContext> scope;
-    std::unique_ptr<DeviceBuffer> req_to_token;  // [128, 16384] int32 slots
-    bool ok = false;
-};
+using livebound::bench::SharedInputs;
 
+// req_to_token [128, 16384] int32 slots, shared by every case.
 SharedInputs &shared() {
-    static SharedInputs s = [] {
-        SharedInputs in;
-        if (lb_cuda_device_count() == 0) return in;
-        in.scope = std::make_unique<cuda::ScopedContext>(0);
-        std::vector<int32_t> r2t(kPoolRows * kWidth);
-        std::mt19937 rng(11);
-        std::uniform_int_distribution<int32_t> slot(0, (1 << 26) - 1);
-        for (auto &t : r2t) t = slot(rng);
-        in.req_to_token = std::make_unique<DeviceBuffer>(r2t.size() * 4);
-        in.ok = in.scope->ok() && in.req_to_token->upload(r2t.data(), r2t.size() * 4);
-        return in;
-    }();
+    static SharedInputs s = livebound::bench::make_shared_inputs(kPoolRows, kWidth, 11);
     return s;
 }
 
@@ -110,51 +95,21 @@ void BM_DSA(benchmark::State &state, int64_t bs, int64_t seq_len, int32_t next_n
         k3.next_n = next_n;
         k3.variant = variant;
     }
-    cuda::CUstream stream = nullptr;
-    cuda::driver()->cuStreamCreate(&stream, cuda::kStreamNonBlocking);
-    std::string error;
-    auto enqueue = [&](cuda::CUstream s) {
+    const livebound::bench::ReplayResult r = livebound::bench::measure_graph_replay(state, [&](cuda::CUstream s) {
         const lb_device dev = livebound::cuda_device(0, s);
-        const lb_status st = next_n == 0 ? lb_fused_dsa_decode_metadata(&k2, dev) : lb_fused_dsa_target_verify_metadata(&k3, dev);
-        if (st == LB_OK) return true;
-        error = lb_last_error();
-        return false;
-    };
-    double eager_us = 0;
-    if (!livebound::tools::time_eager(enqueue, stream, kCallsPerGraph, 10, &eager_us, &error)) {
-        state.SkipWithError(error.c_str());
-        cuda::driver()->cuStreamDestroy(stream);
-        return;
-    }
-    for (auto _ : state) {
-        livebound::tools::GraphTiming t;
-        if (!livebound::tools::time_graph_replay(enqueue, stream, kCallsPerGraph, 1, &t, &error)) {
-            state.SkipWithError(error.c_str());
-            break;
-        }
-        state.SetIterationTime(t.median_us_per_call * 1e-6);
-    }
-    cuda::driver()->cuStreamDestroy(stream);
+        return next_n == 0 ? lb_fused_dsa_decode_metadata(&k2, dev) : lb_fused_dsa_target_verify_metadata(&k3, dev);
+    });
+    if (!r.ok) return;
     const int64_t live = std::min(seq_len + (next_n > 0 ? next_n : 0), kWidth);
     state.counters["bs"] = static_cast<double>(bs);
     state.counters["rows"] = static_cast<double>(rows);
     state.counters["live_columns"] = static_cast<double>(rows * (live + (live + kRps - 1) / kRps));
     state.counters["width_columns"] = static_cast<double>(rows * (kWidth + real_cols));
-    state.counters["eager_us"] = eager_us;
+    state.counters["eager_us"] = r.eager_us;
 }
 
 void add(const std::string &name, int64_t bs, int64_t seq, int32_t next_n, lb_variant v) {
-    benchmark::RegisterBenchmark(name.c_str(), BM_DSA, bs, seq, next_n, v)
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond)
-        ->Iterations(30)
-        ->Repetitions(5)
-        ->ComputeStatistics("min", [](const std::vector<double> &v) {
-            double m = v[0];
-            for (double x : v) m = x < m ? x : m;
-            return m;
-        })
-        ->ReportAggregatesOnly(true);
+    livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_DSA, bs, seq, next_n, v), true);
 }
 
 void register_all() {
@@ -179,12 +134,5 @@ void register_all() {
 
 int main(int argc, char **argv) {
     register_all();
-    benchmark::Initialize(&argc, argv);
-    if (lb_cuda_device_count() == 0) {
-        std::fprintf(stderr, "bench_dsa_metadata: no CUDA device; nothing to measure\n");
-        return 0;
-    }
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return livebound::bench::run_benchmarks(argc, argv, "bench_dsa_metadata");
 }

@@ -15,12 +15,12 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "cuda_timing.h"
 #include "livebound/livebound.hpp"
 
@@ -32,7 +32,6 @@ using livebound::tools::DeviceBuffer;
 constexpr int64_t kTopk = 2048;
 constexpr int64_t kMaxSeqlenK = 65536;
 constexpr int64_t kPaddingRows = 256;
-constexpr int kCallsPerGraph = 20;
 
 std::unique_ptr<cuda::ScopedContext> &scope() {
     static std::unique_ptr<cuda::ScopedContext> s;
@@ -74,34 +73,14 @@ void BM_K6(benchmark::State &state, std::vector<int64_t> lens, lb_variant varian
     a.page_size = 1;
     a.variant = variant;
 
-    cuda::CUstream stream = nullptr;
-    cuda::driver()->cuStreamCreate(&stream, cuda::kStreamNonBlocking);
-    std::string error;
-    auto enqueue = [&](cuda::CUstream s) {
-        if (lb_transform_index_page_table_prefill(&a, livebound::cuda_device(0, s)) == LB_OK) return true;
-        error = lb_last_error();
-        return false;
-    };
-    double eager_us = 0;
-    if (!livebound::tools::time_eager(enqueue, stream, kCallsPerGraph, 10, &eager_us, &error)) {
-        state.SkipWithError(error.c_str());
-        cuda::driver()->cuStreamDestroy(stream);
-        return;
-    }
-    for (auto _ : state) {
-        livebound::tools::GraphTiming t;
-        if (!livebound::tools::time_graph_replay(enqueue, stream, kCallsPerGraph, 1, &t, &error)) {
-            state.SkipWithError(error.c_str());
-            break;
-        }
-        state.SetIterationTime(t.median_us_per_call * 1e-6);
-    }
-    cuda::driver()->cuStreamDestroy(stream);
+    const livebound::bench::ReplayResult r = livebound::bench::measure_graph_replay(
+        state, [&](cuda::CUstream s) { return lb_transform_index_page_table_prefill(&a, livebound::cuda_device(0, s)); });
+    if (!r.ok) return;
     state.counters["bs"] = static_cast<double>(bs);
     state.counters["num_tokens"] = static_cast<double>(n);
     state.counters["grid_rows"] = static_cast<double>(bs * max_extend);  // (q, i) pairs of the grid
     state.counters["topk"] = static_cast<double>(kTopk);
-    state.counters["eager_us"] = eager_us;
+    state.counters["eager_us"] = r.eager_us;
     // Bytes a perfect kernel moves: index reads + page-table reads + result writes (live
     // rows), and the -1 fill.
     state.counters["min_bytes"] = static_cast<double>(n * kTopk * 12 + kPaddingRows * kTopk * 4);
@@ -123,14 +102,7 @@ void register_all() {
     for (const Shape &s : shapes) {
         for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
             const std::string name = std::string("K6/") + s.name + "/" + (v == LB_BOUNDED ? "bounded" : "full_width");
-            benchmark::RegisterBenchmark(name.c_str(), BM_K6, s.lens, v)
-                ->UseManualTime()
-                ->Unit(benchmark::kMicrosecond)
-                ->Iterations(30)
-                ->Repetitions(5)
-                ->ComputeStatistics("min",
-                                    [](const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); })
-                ->ReportAggregatesOnly(true);
+            livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_K6, s.lens, v), true);
         }
     }
 }
@@ -139,13 +111,6 @@ void register_all() {
 
 int main(int argc, char **argv) {
     register_all();
-    benchmark::Initialize(&argc, argv);
-    if (lb_cuda_device_count() == 0) {
-        std::fprintf(stderr, "bench_transform_index: no CUDA device; nothing to measure\n");
-        return 0;
-    }
-    scope() = std::make_unique<cuda::ScopedContext>(0);
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return livebound::bench::run_benchmarks(argc, argv, "bench_transform_index",
+                                            [] { scope() = std::make_unique<cuda::ScopedContext>(0); });
 }

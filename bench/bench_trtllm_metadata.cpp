@@ -9,12 +9,12 @@
 // CUDA events, reported per call. Exits 0 with a message when no device is present.
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "cuda_timing.h"
 #include "livebound/livebound.hpp"
 
@@ -29,31 +29,23 @@ constexpr int64_t kMaxSeqPages = kWidthTokens / kPageSize;  // 1024
 constexpr int64_t kPoolRows = 512;
 constexpr int64_t kFullSlots = int64_t{1} << 26;
 constexpr int64_t kSwaSlots = int64_t{1} << 22;
-constexpr int kCallsPerGraph = 20;
 
-struct SharedInputs {
-    std::unique_ptr<cuda::ScopedContext> scope;
-    std::unique_ptr<DeviceBuffer> req_to_token;  // [512, 131072] int32 slots (256 MiB)
-    std::unique_ptr<DeviceBuffer> swa_mapping;   // [kFullSlots + 129] int64 (512 MiB)
-    bool ok = false;
+// req_to_token [512, 131072] int32 slots (256 MiB) and swa_mapping [kFullSlots + 129] int64
+// (512 MiB), shared by every case.
+struct SharedInputs : livebound::bench::SharedInputs {
+    std::unique_ptr<DeviceBuffer> swa_mapping;
 };
 
 SharedInputs &shared() {
     static SharedInputs s = [] {
         SharedInputs in;
-        if (lb_cuda_device_count() == 0) return in;
-        in.scope = std::make_unique<cuda::ScopedContext>(0);
-        if (!in.scope->ok()) return in;
-        std::mt19937 rng(7);
-        std::vector<int32_t> r2t(kPoolRows * kWidthTokens);
-        std::uniform_int_distribution<int32_t> slot(0, static_cast<int32_t>(kFullSlots) - 1);
-        for (auto &t : r2t) t = slot(rng);
-        in.req_to_token = std::make_unique<DeviceBuffer>(r2t.size() * 4);
+        static_cast<livebound::bench::SharedInputs &>(in) = livebound::bench::make_shared_inputs(kPoolRows, kWidthTokens, 7);
+        if (!in.ok) return in;
         std::vector<int64_t> map(kFullSlots + kPageSize + 1);
         for (int64_t i = 0; i < static_cast<int64_t>(map.size()); i++) map[i] = (i * 2654435761LL) % kSwaSlots;
         map.back() = -1;
         in.swa_mapping = std::make_unique<DeviceBuffer>(map.size() * 8);
-        in.ok = in.req_to_token->upload(r2t.data(), r2t.size() * 4) && in.swa_mapping->upload(map.data(), map.size() * 8);
+        in.ok = in.swa_mapping->upload(map.data(), map.size() * 8);
         return in;
     }();
     return s;
@@ -104,66 +96,30 @@ void BM_K4(benchmark::State &state, int64_t bs, bool swa, lb_variant variant, bo
     a.q_mode = LB_Q_MODE_NONE;
     a.variant = variant;
 
-    cuda::CUstream stream = nullptr;
-    cuda::driver()->cuStreamCreate(&stream, cuda::kStreamNonBlocking);
-    std::string error;
-    auto enqueue = [&](cuda::CUstream s) {
-        if (lb_update_trtllm_mha_graph_metadata(&a, livebound::cuda_device(0, s)) == LB_OK) return true;
-        error = lb_last_error();
-        return false;
-    };
-    double eager_us = 0;
-    if (!livebound::tools::time_eager(enqueue, stream, kCallsPerGraph, 10, &eager_us, &error)) {
-        state.SkipWithError(error.c_str());
-        cuda::driver()->cuStreamDestroy(stream);
-        return;
-    }
-    for (auto _ : state) {
-        livebound::tools::GraphTiming t;
-        if (!livebound::tools::time_graph_replay(enqueue, stream, kCallsPerGraph, 1, &t, &error)) {
-            state.SkipWithError(error.c_str());
-            break;
-        }
-        state.SetIterationTime(t.median_us_per_call * 1e-6);
-    }
-    cuda::driver()->cuStreamDestroy(stream);
+    const livebound::bench::ReplayResult r = livebound::bench::measure_graph_replay(
+        state, [&](cuda::CUstream s) { return lb_update_trtllm_mha_graph_metadata(&a, livebound::cuda_device(0, s)); });
+    if (!r.ok) return;
     state.counters["bs"] = static_cast<double>(bs);
     state.counters["page_size"] = kPageSize;
     state.counters["live_pages"] = static_cast<double>(live_pages);
     state.counters["width_pages"] = static_cast<double>(bs * kMaxSeqPages);
-    state.counters["eager_us"] = eager_us;
+    state.counters["eager_us"] = r.eager_us;
 }
 
 void register_all() {
-    auto min_stat = [](const std::vector<double> &v) {
-        double m = v[0];
-        for (double x : v) m = x < m ? x : m;
-        return m;
-    };
     for (bool swa : {false, true}) {
         for (int64_t bs : {64, 256}) {
             for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
                 std::string name = std::string("K4/") + (v == LB_BOUNDED ? "bounded" : "full_width") +
                                    (swa ? "/swa" : "/noswa") + "/bs:" + std::to_string(bs);
-                benchmark::RegisterBenchmark(name.c_str(), BM_K4, bs, swa, v, false)
-                    ->UseManualTime()
-                    ->Unit(benchmark::kMicrosecond)
-                    ->Iterations(30)
-                    ->Repetitions(5)
-                    ->ComputeStatistics("min", min_stat)
-                    ->ReportAggregatesOnly(true);
+                livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_K4, bs, swa, v, false), true);
             }
         }
     }
     // NOSKIP: every page live, so bounded vs full-width is the cost of the bound itself.
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
         std::string name = std::string("K4/noskip/") + (v == LB_BOUNDED ? "bounded" : "full_width") + "/swa/bs:64";
-        benchmark::RegisterBenchmark(name.c_str(), BM_K4, 64, true, v, true)
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond)
-            ->Iterations(30)
-            ->Repetitions(5)
-            ->ReportAggregatesOnly(true);
+        livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_K4, 64, true, v, true), false);
     }
 }
 
@@ -171,12 +127,5 @@ void register_all() {
 
 int main(int argc, char **argv) {
     register_all();
-    benchmark::Initialize(&argc, argv);
-    if (lb_cuda_device_count() == 0) {
-        std::fprintf(stderr, "bench_trtllm_metadata: no CUDA device; nothing to measure\n");
-        return 0;
-    }
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return livebound::bench::run_benchmarks(argc, argv, "bench_trtllm_metadata");
 }

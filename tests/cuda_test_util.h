@@ -1,25 +1,38 @@
-// Device memory for the CUDA tests, through livebound's driver loader (cuda_driver.h;
-// no CUDA headers, no cudart). Every HostTensor of a problem gets a device copy of its
-// whole storage (view + guard), so the device outputs carry the same poison and guards
-// as the host ones and the host checks apply unchanged after a download.
+// Device memory and the fixture for the CUDA tests, through livebound's driver loader
+// (cuda_driver.h; no CUDA headers, no cudart). Every host buffer of a problem gets a
+// device copy of its whole storage (view + guard), so the device outputs carry the same
+// poison and guards as the host ones and the host checks apply unchanged after a download.
 //
-// Every function needs the device's primary context current (cuda::ScopedContext).
+// Every function needs the device's primary context current (cuda::ScopedContext; the
+// fixture CudaFixture makes it current for each test).
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cuda_driver.h"
-#include "decode_metadata_cases.h"
+#include "livebound/livebound.h"
 
 namespace livebound::testing {
 
 // "" when `result` is CUDA_SUCCESS, else "cuXxx failed: ...".
 inline std::string cuda_error(const char *call, cuda::CUresult result) {
     return result == 0 ? std::string() : cuda::describe(call, result);
+}
+
+// Copies host -> device with cuMemcpyHtoD and waits for the copy on the legacy default
+// stream (from pageable memory cuMemcpyHtoD may return before the DMA lands, and a
+// non-blocking stream does not order itself after the legacy stream).
+inline std::string upload_bytes(cuda::CUdeviceptr dst, const void *src, size_t bytes) {
+    std::string error = cuda_error("cuMemcpyHtoD", cuda::driver()->cuMemcpyHtoD(dst, src, bytes));
+    if (!error.empty()) return error;
+    return cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr));
 }
 
 // Owns one cuMemAlloc allocation.
@@ -43,6 +56,11 @@ public:
         bytes_ = bytes < 4 ? 4 : bytes;
         return cuda_error("cuMemAlloc", cuda::driver()->cuMemAlloc(&ptr_, bytes_));
     }
+    // Host -> device (upload_bytes) and device -> host, `bytes` from the start.
+    std::string upload(const void *host, size_t bytes) const { return upload_bytes(ptr_, host, bytes); }
+    std::string download(void *host, size_t bytes) const {
+        return cuda_error("cuMemcpyDtoH", cuda::driver()->cuMemcpyDtoH(host, ptr_, bytes));
+    }
     cuda::CUdeviceptr device() const { return ptr_; }
     void *pointer() const { return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr_)); }
     size_t bytes() const { return bytes_; }
@@ -52,65 +70,96 @@ private:
     size_t bytes_ = 0;
 };
 
-// Copies host -> device with cuMemcpyHtoD and waits for the copy on the legacy default
-// stream (from pageable memory cuMemcpyHtoD may return before the DMA lands, and a
-// non-blocking stream does not order itself after the legacy stream).
-inline std::string upload_bytes(cuda::CUdeviceptr dst, const void *src, size_t bytes) {
-    std::string error = cuda_error("cuMemcpyHtoD", cuda::driver()->cuMemcpyHtoD(dst, src, bytes));
-    if (!error.empty()) return error;
-    return cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr));
-}
-
-// Device copies of every present tensor of a DecodeMetadataProblem.
-class DeviceMirror {
+// Device copies of host buffers of type Tensor (anything with data() and bytes(), the
+// whole storage). mirror()/download_outputs() take a problem whose inputs()/outputs()
+// return Tensor pointers with a `present` flag.
+template <class Tensor>
+class DeviceCopies {
 public:
-    // Allocates and uploads every tensor of `p` (outputs with their current, poisoned, contents).
-    std::string mirror(DecodeMetadataProblem &p) {
-        std::vector<HostTensor *> all = p.inputs();
-        for (HostTensor *t : p.outputs()) all.push_back(t);
-        for (HostTensor *t : all) {
+    // Allocates a device copy of `t` and uploads its current (e.g. poisoned) contents.
+    std::string add(Tensor &t) {
+        DeviceBuffer buffer;
+        std::string error = buffer.allocate(t.bytes());
+        if (error.empty()) error = upload_bytes(buffer.device(), t.data(), t.bytes());
+        if (!error.empty()) return error;
+        copies_.emplace_back(&t, std::move(buffer));
+        return {};
+    }
+
+    // add() for every present input and output of `p`.
+    template <class Problem>
+    std::string mirror(Problem &p) {
+        std::vector<Tensor *> all = p.inputs();
+        for (Tensor *t : p.outputs()) all.push_back(t);
+        for (Tensor *t : all) {
             if (!t->present) continue;
-            DeviceBuffer buffer;
-            std::string error = buffer.allocate(t->bytes());
-            if (error.empty()) error = upload_bytes(buffer.device(), t->data(), t->bytes());
+            std::string error = add(*t);
             if (!error.empty()) return error;
-            copies_.emplace_back(t, std::move(buffer));
         }
         return {};
     }
 
     // The device copy of `t` (nullptr for an absent tensor).
-    void *device_pointer(const HostTensor &t) const {
-        for (const auto &[host, buffer] : copies_) {
-            if (host == &t) return buffer.pointer();
-        }
-        return nullptr;
+    void *device_pointer(const Tensor &t) const {
+        const DeviceBuffer *buffer = find(t);
+        return buffer == nullptr ? nullptr : buffer->pointer();
     }
 
     // Host -> device for one tensor (e.g. new seq_lens, a re-poisoned output).
-    std::string upload(const HostTensor &t) const {
-        for (const auto &[host, buffer] : copies_) {
-            if (host == &t) return upload_bytes(buffer.device(), t.data(), t.bytes());
-        }
-        return "upload: tensor has no device copy";
+    std::string upload(Tensor &t) const {
+        const DeviceBuffer *buffer = find(t);
+        if (buffer == nullptr) return "upload: tensor has no device copy";
+        return upload_bytes(buffer->device(), t.data(), t.bytes());
     }
 
-    // Device -> host for every output of `p` (the caller has synchronised the stream).
-    std::string download_outputs(DecodeMetadataProblem &p) const {
-        for (HostTensor *t : p.outputs()) {
-            if (!t->present) continue;
-            for (const auto &[host, buffer] : copies_) {
-                if (host != t) continue;
-                std::string error =
-                    cuda_error("cuMemcpyDtoH", cuda::driver()->cuMemcpyDtoH(t->data(), buffer.device(), t->bytes()));
-                if (!error.empty()) return error;
-            }
+    // Device -> host for one tensor (the caller has synchronised the stream).
+    std::string download(Tensor &t) const {
+        const DeviceBuffer *buffer = find(t);
+        if (buffer == nullptr) return "download: tensor has no device copy";
+        return buffer->download(t.data(), t.bytes());
+    }
+
+    // Device -> host for every present output of `p` (the caller has synchronised the stream).
+    template <class Problem>
+    std::string download_outputs(Problem &p) const {
+        for (Tensor *t : p.outputs()) {
+            if (!t->present || find(*t) == nullptr) continue;
+            std::string error = download(*t);
+            if (!error.empty()) return error;
         }
         return {};
     }
 
 private:
-    std::vector<std::pair<const HostTensor *, DeviceBuffer>> copies_;
+    const DeviceBuffer *find(const Tensor &t) const {
+        for (const auto &[host, buffer] : copies_) {
+            if (host == &t) return &buffer;
+        }
+        return nullptr;
+    }
+
+    std::vector<std::pair<const Tensor *, DeviceBuffer>> copies_;
+};
+
+// Device 0's primary context current and a non-blocking stream (stream_), or the test is
+// skipped, saying why. Each family's suite derives from it and adds its run_on_device().
+class CudaFixture : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
+        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
+        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
+        context_ = std::make_unique<cuda::ScopedContext>(0);
+        ASSERT_TRUE(context_->ok()) << context_->error();
+        ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
+    }
+    void TearDown() override {
+        if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
+        context_.reset();
+    }
+
+    std::unique_ptr<cuda::ScopedContext> context_;
+    cuda::CUstream stream_ = nullptr;
 };
 
 }  // namespace livebound::testing

@@ -20,22 +20,11 @@
 namespace livebound::testing {
 namespace {
 
-// Device 0's primary context current and a non-blocking stream, or the test is skipped.
-class CudaTestBase : public ::testing::Test {
-protected:
-    void SetUp() override {
-        if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
-        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
-        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
-        context_ = std::make_unique<cuda::ScopedContext>(0);
-        ASSERT_TRUE(context_->ok()) << context_->error();
-        ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
-    }
-    void TearDown() override {
-        if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
-        context_.reset();
-    }
+using DeviceMirror = DeviceCopies<HostTensor>;
 
+// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K1 runs.
+class CudaTestBase : public CudaFixture {
+protected:
     // Mirrors p to the device, runs K1 on `stream`, synchronises and downloads every
     // output back into p's host storage.
     ::testing::AssertionResult run_on_device(DecodeMetadataProblem &p, lb_variant variant, cuda::CUstream stream) {
@@ -56,9 +45,6 @@ protected:
         if (!error.empty()) return ::testing::AssertionFailure() << error;
         return ::testing::AssertionSuccess();
     }
-
-    std::unique_ptr<cuda::ScopedContext> context_;
-    cuda::CUstream stream_ = nullptr;
 };
 
 template <class Param>

@@ -51,12 +51,6 @@ const ScanVariant kScanVariants[] = {
 #undef LB_K1_SCAN
 };
 
-int log2_exact(int64_t v) {
-    int s = 0;
-    while ((int64_t{1} << s) < v) s++;
-    return s;
-}
-
 // Host-visible values (CPU calls only): the indices a kernel would follow must stay
 // inside their tables. On CUDA the same indices are clamped inside the kernel
 // (memory safety) but not checked: reading them here would need a device sync.
@@ -111,10 +105,7 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
     const bool swa = gather && !validate::is_absent(a.full_to_swa);
     int page_shift = 0;
     if (gather) {
-        if (a.page_size < 1 || a.page_size > (1 << 20) || (a.page_size & (a.page_size - 1)) != 0) {
-            bad_argument("page_size", "must be a power of two in [1, 2^20], got " + std::to_string(a.page_size));
-        }
-        page_shift = log2_exact(a.page_size);
+        page_shift = validate::page_shift(a.page_size, "page_size");
         if (a.max_seq_pages < 0 || a.max_seq_pages > INT32_MAX) {
             bad_argument("max_seq_pages", "must be in [0, 2^31), got " + std::to_string(a.max_seq_pages));
         }

@@ -60,19 +60,6 @@ const K3Variant kK3Variants[] = {
 #undef LB_K3
 };
 
-int64_t element(const lb_tensor &t, int64_t i) {
-    const auto *base = static_cast<const char *>(t.data);
-    int64_t offset = i * t.strides[0];
-    if (t.dtype == LB_INT64) return reinterpret_cast<const int64_t *>(base)[offset];
-    return reinterpret_cast<const int32_t *>(base)[offset];
-}
-
-int log2_exact(int64_t v) {
-    int s = 0;
-    while ((int64_t{1} << s) < v) s++;
-    return s;
-}
-
 bool same_tensor(const lb_tensor &a, const lb_tensor &b) {
     if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim) return false;
     for (int d = 0; d < a.ndim && d < 2; d++) {
@@ -121,10 +108,7 @@ Common validate_common(const lb_device &device, lb_variant variant, const lb_ten
     if (topk < 0) bad_argument("dsa_index_topk", "must be >= 0, got " + std::to_string(topk));
     if (index_kpool < 0) bad_argument("index_kpool", "must be >= 0 (0 or 1: no kpool rounding), got " + std::to_string(index_kpool));
     c.index_kpool = index_kpool < 1 ? 1 : index_kpool;
-    if (real_page_size < 1 || real_page_size > (1 << 20) || (real_page_size & (real_page_size - 1)) != 0) {
-        bad_argument("real_page_size", "must be a power of two in [1, 2^20], got " + std::to_string(real_page_size));
-    }
-    c.real_page_shift = log2_exact(real_page_size);
+    c.real_page_shift = validate::page_shift(real_page_size, "real_page_size");
     const bool pt1 = !validate::is_absent(page_table_1);
     const bool real = !validate::is_absent(real_page_table);
     if (real_page_size == 1) {
@@ -179,7 +163,7 @@ void validate_memory(const Common &c, const lb_device &device, const lb_tensor &
     }
     const int64_t pool_rows = req_to_token.shape[0];
     for (int64_t b = 0; b < c.bs; b++) {
-        const int64_t row = element(req_pool_indices, b);
+        const int64_t row = validate::host_element(req_pool_indices, b);
         if (row < 0 || row >= pool_rows) {
             bad_argument("req_pool_indices", "req_pool_indices[" + std::to_string(b) + "] = " + std::to_string(row) +
                                                  " is outside [0, " + std::to_string(pool_rows) + ") (req_to_token rows)");

@@ -74,19 +74,6 @@ const SwaOutVariant kSwaOutVariants[] = {
 #undef LB_K4_SWA_OUT
 };
 
-int64_t element(const lb_tensor &t, int64_t i) {
-    const auto *base = static_cast<const char *>(t.data);
-    int64_t offset = i * t.strides[0];
-    if (t.dtype == LB_INT64) return reinterpret_cast<const int64_t *>(base)[offset];
-    return reinterpret_cast<const int32_t *>(base)[offset];
-}
-
-int log2_exact(int64_t v) {
-    int s = 0;
-    while ((int64_t{1} << s) < v) s++;
-    return s;
-}
-
 // The view of a 1-D int32 output that starts at its element 1 (n elements): the kernels
 // write cu_seqlens[1 .. bs] and cannot touch cu_seqlens[0].
 lb_tensor from_element_1(const lb_tensor &t, int64_t n) {
@@ -109,13 +96,13 @@ void check_index_values(const lb_trtllm_mha_graph_metadata_args &a, bool gather,
         const int64_t pool_rows = a.req_to_token.shape[0], ctx = a.req_to_token.shape[1];
         const auto *r2t = static_cast<const int32_t *>(a.req_to_token.data);
         for (int64_t i = 0; i < bs; i++) {
-            const int64_t row = element(a.req_pool_indices, i);
+            const int64_t row = validate::host_element(a.req_pool_indices, i);
             if (row < 0 || row >= pool_rows) {
                 bad_argument("req_pool_indices", "req_pool_indices" + at(i) + " = " + std::to_string(row) +
                                                      " is outside [0, " + std::to_string(pool_rows) +
                                                      ") (req_to_token rows)");
             }
-            const int32_t kv_len = static_cast<int32_t>(element(a.seq_lens, i) + a.seqlen_offset);
+            const int32_t kv_len = static_cast<int32_t>(validate::host_element(a.seq_lens, i) + a.seqlen_offset);
             const int64_t live = std::min<int64_t>(
                 (int64_t{kv_len} + (int64_t{1} << page_shift) - 1) >> page_shift, a.max_seq_pages);
             if (live <= 0) continue;
@@ -138,7 +125,7 @@ void check_index_values(const lb_trtllm_mha_graph_metadata_args &a, bool gather,
         }
     }
     for (int64_t k = 0; k < num_real; k++) {
-        const int64_t loc = element(a.out_cache_loc, k);
+        const int64_t loc = validate::host_element(a.out_cache_loc, k);
         if (loc >= swa_n) {  // -1 (none) and other negatives stay -1
             bad_argument("out_cache_loc", "out_cache_loc" + at(k) + " = " + std::to_string(loc) +
                                               " is past swa_mapping's " + std::to_string(swa_n) + " entries");
@@ -193,10 +180,7 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
     const bool swa_pages = gather && !validate::is_absent(a.swa_page_table);
     int page_shift = 0;
     if (gather) {
-        if (a.page_size < 1 || a.page_size > (1 << 20) || (a.page_size & (a.page_size - 1)) != 0) {
-            bad_argument("page_size", "must be a power of two in [1, 2^20], got " + std::to_string(a.page_size));
-        }
-        page_shift = log2_exact(a.page_size);
+        page_shift = validate::page_shift(a.page_size, "page_size");
         if (a.max_seq_pages < 0 || a.max_seq_pages > INT32_MAX) {
             bad_argument("max_seq_pages", "must be in [0, 2^31), got " + std::to_string(a.max_seq_pages));
         }

@@ -109,6 +109,15 @@ void on_cuda_device(const lb_tensor &t, const char *name, int device_index) {
     }
 }
 
+int page_shift(int64_t page_size, const char *name) {
+    if (page_size < 1 || page_size > (1 << 20) || (page_size & (page_size - 1)) != 0) {
+        bad_argument(name, "must be a power of two in [1, 2^20], got " + std::to_string(page_size));
+    }
+    int shift = 0;
+    while ((int64_t{1} << shift) < page_size) shift++;
+    return shift;
+}
+
 int64_t host_element(const lb_tensor &t, int64_t i) {
     const int64_t offset = i * t.strides[0];
     if (t.dtype == LB_INT64) return static_cast<const int64_t *>(t.data)[offset];

@@ -30,6 +30,10 @@ void device(const lb_device &device);
 // cuPointerGetAttribute, a host-side query: no sync, allowed during capture).
 void on_cuda_device(const lb_tensor &t, const char *name, int device_index);
 
+// A page size: a power of two in [1, 2^20] (else bad_argument(name, "must be a power of
+// two in [1, 2^20], got <value>")); returns its log2.
+int page_shift(int64_t page_size, const char *name);
+
 // Element i of a 1-D int32/int64 tensor in host memory (CPU calls: index values are checked).
 int64_t host_element(const lb_tensor &t, int64_t i);
 

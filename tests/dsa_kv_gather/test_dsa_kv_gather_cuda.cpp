@@ -18,42 +18,12 @@
 
 #include "cases.h"
 #include "cuda_driver.h"
+#include "cuda_test_util.h"  // DeviceBuffer, CudaFixture, cuda_error
 #include "livebound/livebound.h"
 #include "livebound/livebound.hpp"
 
 namespace livebound::testing {
 namespace {
-
-std::string cuda_error(const char *call, cuda::CUresult r) { return r == 0 ? std::string() : cuda::describe(call, r); }
-
-// One cuMemAlloc allocation.
-class DeviceBuffer {
-public:
-    DeviceBuffer() = default;
-    DeviceBuffer(const DeviceBuffer &) = delete;
-    DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-    ~DeviceBuffer() {
-        if (ptr_ != 0) cuda::driver()->cuMemFree(ptr_);
-    }
-    std::string allocate(size_t bytes) {
-        bytes_ = bytes < 4 ? 4 : bytes;
-        return cuda_error("cuMemAlloc", cuda::driver()->cuMemAlloc(&ptr_, bytes_));
-    }
-    std::string upload(const void *host, size_t bytes) const {
-        std::string e = cuda_error("cuMemcpyHtoD", cuda::driver()->cuMemcpyHtoD(ptr_, host, bytes));
-        if (e.empty()) e = cuda_error("cuStreamSynchronize(legacy)", cuda::driver()->cuStreamSynchronize(nullptr));
-        return e;
-    }
-    std::string download(void *host, size_t bytes) const {
-        return cuda_error("cuMemcpyDtoH", cuda::driver()->cuMemcpyDtoH(host, ptr_, bytes));
-    }
-    void *pointer() const { return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr_)); }
-    cuda::CUdeviceptr device() const { return ptr_; }
-
-private:
-    cuda::CUdeviceptr ptr_ = 0;
-    size_t bytes_ = 0;
-};
 
 // Device copies of one problem's five storages.
 struct DeviceProblem {
@@ -95,22 +65,9 @@ struct DeviceProblem {
     }
 };
 
-// Device 0's primary context current and a non-blocking stream, or the test is skipped.
-class CudaTestBase : public ::testing::Test {
+// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K5 runs.
+class CudaTestBase : public CudaFixture {
 protected:
-    void SetUp() override {
-        if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
-        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
-        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
-        context_ = std::make_unique<cuda::ScopedContext>(0);
-        ASSERT_TRUE(context_->ok()) << context_->error();
-        ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
-    }
-    void TearDown() override {
-        if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
-        context_.reset();
-    }
-
     ::testing::AssertionResult run_on_device(KvGatherProblem &p, lb_variant variant, cuda::CUstream stream) {
         DeviceProblem d;
         std::string error = d.mirror(p);
@@ -125,9 +82,6 @@ protected:
         if (!error.empty()) return ::testing::AssertionFailure() << error;
         return ::testing::AssertionSuccess();
     }
-
-    std::unique_ptr<cuda::ScopedContext> context_;
-    cuda::CUstream stream_ = nullptr;
 };
 
 template <class Param>

@@ -15,98 +15,36 @@
 
 #include "cases.h"
 #include "cuda_driver.h"
+#include "cuda_test_util.h"  // DeviceCopies, CudaFixture, cuda_error
 
 namespace livebound::dsa_testing {
 namespace {
 
-std::string cuda_error(const char *call, cuda::CUresult r) { return r == 0 ? std::string() : cuda::describe(call, r); }
+using livebound::testing::cuda_error;
+using livebound::testing::CudaFixture;
 
 // Device copies of every present buffer of a DsaProblem (whole storage, guards included).
-class Mirror {
-public:
-    Mirror() = default;
-    Mirror(const Mirror &) = delete;
-    ~Mirror() {
-        for (auto &[host, ptr] : copies_) cuda::driver()->cuMemFree(ptr);
-    }
-    std::string mirror(DsaProblem &p) {
-        std::vector<Buf *> all = p.inputs();
-        for (Buf *b : p.outputs()) all.push_back(b);
-        for (Buf *b : all) {
-            if (!b->present) continue;
-            cuda::CUdeviceptr ptr = 0;
-            std::string e = cuda_error("cuMemAlloc", cuda::driver()->cuMemAlloc(&ptr, std::max<size_t>(b->bytes(), 4)));
-            if (!e.empty()) return e;
-            copies_.emplace_back(b, ptr);
-            e = upload(*b);
-            if (!e.empty()) return e;
-        }
-        return {};
-    }
-    void *pointer(const Buf &b) const {
-        for (const auto &[host, ptr] : copies_) {
-            if (host == &b) return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr));
-        }
-        return nullptr;
-    }
-    std::string upload(Buf &b) const {
-        for (const auto &[host, ptr] : copies_) {
-            if (host != &b) continue;
-            std::string e = cuda_error("cuMemcpyHtoD", cuda::driver()->cuMemcpyHtoD(ptr, b.data(), b.bytes()));
-            if (e.empty()) e = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(nullptr));
-            return e;
-        }
-        return "upload: no device copy";
-    }
-    std::string download_outputs(DsaProblem &p) const {
-        for (Buf *b : p.outputs()) {
-            if (!b->present) continue;
-            for (const auto &[host, ptr] : copies_) {
-                if (host != b) continue;
-                std::string e = cuda_error("cuMemcpyDtoH", cuda::driver()->cuMemcpyDtoH(b->data(), ptr, b->bytes()));
-                if (!e.empty()) return e;
-            }
-        }
-        return {};
-    }
-    DsaProblem::PtrFn ptr_fn() const {
-        return [this](Buf &b) { return pointer(b); };
-    }
+using Mirror = livebound::testing::DeviceCopies<Buf>;
 
-private:
-    std::vector<std::pair<const Buf *, cuda::CUdeviceptr>> copies_;
-};
+DsaProblem::PtrFn ptr_fn(const Mirror &m) {
+    return [&m](Buf &b) { return m.device_pointer(b); };
+}
 
-class CudaBase : public ::testing::Test {
+// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K2/K3 runs.
+class CudaBase : public CudaFixture {
 protected:
-    void SetUp() override {
-        if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
-        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
-        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
-        context_ = std::make_unique<cuda::ScopedContext>(0);
-        ASSERT_TRUE(context_->ok()) << context_->error();
-        ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
-    }
-    void TearDown() override {
-        if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
-        context_.reset();
-    }
-
     // Mirrors p, runs it on `stream`, synchronises and downloads every output into p.
     ::testing::AssertionResult run_on_device(DsaProblem &p, lb_variant variant, cuda::CUstream stream) {
         Mirror m;
         std::string e = m.mirror(p);
         if (!e.empty()) return ::testing::AssertionFailure() << e;
-        const lb_status status = p.call(variant, m.ptr_fn(), livebound::cuda_device(0, stream));
+        const lb_status status = p.call(variant, ptr_fn(m), livebound::cuda_device(0, stream));
         if (status != LB_OK) return ::testing::AssertionFailure() << "status " << status << ": " << lb_last_error();
         e = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream));
         if (e.empty()) e = m.download_outputs(p);
         if (!e.empty()) return ::testing::AssertionFailure() << e;
         return ::testing::AssertionSuccess();
     }
-
-    std::unique_ptr<cuda::ScopedContext> context_;
-    cuda::CUstream stream_ = nullptr;
 };
 
 // ---- every case x dtype x form ----
@@ -165,11 +103,11 @@ TEST_P(CudaDsaMetadataGraph, ReplaysFollowUpdatedSeqLens) {
     const lb_device device = livebound::cuda_device(0, stream_);
 
     // Warm-up (JIT-compiles the variant's PTX), outside the capture.
-    ASSERT_EQ(p.call(LB_BOUNDED, m.ptr_fn(), device), LB_OK) << lb_last_error();
+    ASSERT_EQ(p.call(LB_BOUNDED, ptr_fn(m), device), LB_OK) << lb_last_error();
     ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "");
 
     ASSERT_EQ(cuda_error("cuStreamBeginCapture", d->cuStreamBeginCapture(stream_, cuda::kStreamCaptureModeThreadLocal)), "");
-    const lb_status captured = p.call(LB_BOUNDED, m.ptr_fn(), device);
+    const lb_status captured = p.call(LB_BOUNDED, ptr_fn(m), device);
     const std::string captured_message = lb_last_error();
     cuda::CUgraph graph = nullptr;
     const std::string end_error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream_, &graph));
@@ -242,7 +180,7 @@ TEST_F(CudaDsaMetadataWrongMemory, HostRealPageTableIsRejectedByName) {
     const std::string context = p.describe(LB_BOUNDED, "cuda:0") + " real_page_table in host memory";
     Mirror m;
     ASSERT_EQ(m.mirror(p), "");
-    lb_dsa_decode_metadata_args a = p.k2_args(LB_BOUNDED, m.ptr_fn());
+    lb_dsa_decode_metadata_args a = p.k2_args(LB_BOUNDED, ptr_fn(m));
     a.real_page_table.data = p.real_page_table.data();
     const lb_status status = lb_fused_dsa_decode_metadata(&a, livebound::cuda_device(0, stream_));
     const std::string message = lb_last_error();

@@ -24,61 +24,25 @@ namespace livebound::testing::k6 {
 namespace {
 
 using livebound::testing::cuda_error;
-using livebound::testing::DeviceBuffer;
-using livebound::testing::upload_bytes;
+using livebound::testing::CudaFixture;
+using livebound::testing::DeviceCopies;
 
 // Device copies of every table of a problem (whole storage: view + guard).
-class DeviceProblem {
+class DeviceProblem : public DeviceCopies<HostTable> {
 public:
     std::string mirror(TransformIndexProblem &p) {
         for (HostTable *t : {&p.page_table, &p.topk_indices, &p.cu_seqlens_q, &p.result}) {
-            DeviceBuffer b;
-            std::string error = b.allocate(t->bytes());
-            if (error.empty()) error = upload_bytes(b.device(), t->data(), t->bytes());
+            std::string error = add(*t);
             if (!error.empty()) return error;
-            copies_.emplace_back(t, std::move(b));
         }
         return {};
     }
-    void *pointer(const HostTable &t) const {
-        for (const auto &[host, b] : copies_) {
-            if (host == &t) return b.pointer();
-        }
-        return nullptr;
-    }
-    std::string upload(const HostTable &t) const {
-        for (const auto &[host, b] : copies_) {
-            if (host == &t) return upload_bytes(b.device(), host->storage.data(), host->bytes());
-        }
-        return "upload: no device copy";
-    }
-    std::string download(HostTable &t) const {
-        for (const auto &[host, b] : copies_) {
-            if (host == &t) return cuda_error("cuMemcpyDtoH", cuda::driver()->cuMemcpyDtoH(t.data(), b.device(), t.bytes()));
-        }
-        return "download: no device copy";
-    }
-
-private:
-    std::vector<std::pair<const HostTable *, DeviceBuffer>> copies_;
+    void *pointer(const HostTable &t) const { return device_pointer(t); }
 };
 
-// Device 0's primary context current and a non-blocking stream, or the test is skipped.
-class CudaTestBase : public ::testing::Test {
+// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K6 runs.
+class CudaTestBase : public CudaFixture {
 protected:
-    void SetUp() override {
-        if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
-        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
-        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
-        context_ = std::make_unique<cuda::ScopedContext>(0);
-        ASSERT_TRUE(context_->ok()) << context_->error();
-        ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
-    }
-    void TearDown() override {
-        if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
-        context_.reset();
-    }
-
     // Mirrors p to the device, runs K6 on `stream`, synchronises, downloads the result.
     ::testing::AssertionResult run_on_device(TransformIndexProblem &p, lb_variant variant, cuda::CUstream stream) {
         DeviceProblem d;
@@ -95,9 +59,6 @@ protected:
         if (!error.empty()) return ::testing::AssertionFailure() << error;
         return ::testing::AssertionSuccess();
     }
-
-    std::unique_ptr<cuda::ScopedContext> context_;
-    cuda::CUstream stream_ = nullptr;
 };
 
 template <class Param>

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cuda_driver.h"
-#include "cuda_test_util.h"  // DeviceBuffer, upload_bytes, cuda_error
+#include "cuda_test_util.h"  // DeviceCopies, CudaFixture, cuda_error
 #include "livebound/livebound.h"
 #include "livebound/livebound.hpp"
 #include "trtllm_metadata/cases.h"
@@ -21,67 +21,11 @@
 namespace livebound::testing::k4 {
 namespace {
 
-// Device copies of every present tensor of a TrtllmProblem.
-class Mirror {
-public:
-    std::string mirror(TrtllmProblem &p) {
-        std::vector<HostTensor *> all = p.inputs();
-        for (HostTensor *t : p.outputs()) all.push_back(t);
-        for (HostTensor *t : all) {
-            if (!t->present) continue;
-            DeviceBuffer buffer;
-            std::string error = buffer.allocate(t->bytes());
-            if (error.empty()) error = upload_bytes(buffer.device(), t->data(), t->bytes());
-            if (!error.empty()) return error;
-            copies_.emplace_back(t, std::move(buffer));
-        }
-        return {};
-    }
-    void *device_pointer(const HostTensor &t) const {
-        for (const auto &[host, buffer] : copies_) {
-            if (host == &t) return buffer.pointer();
-        }
-        return nullptr;
-    }
-    std::string upload(const HostTensor &t) const {
-        for (const auto &[host, buffer] : copies_) {
-            if (host == &t) return upload_bytes(buffer.device(), t.data(), t.bytes());
-        }
-        return "upload: tensor has no device copy";
-    }
-    std::string download_outputs(TrtllmProblem &p) const {
-        for (HostTensor *t : p.outputs()) {
-            if (!t->present) continue;
-            for (const auto &[host, buffer] : copies_) {
-                if (host != t) continue;
-                std::string error =
-                    cuda_error("cuMemcpyDtoH", cuda::driver()->cuMemcpyDtoH(t->data(), buffer.device(), t->bytes()));
-                if (!error.empty()) return error;
-            }
-        }
-        return {};
-    }
+using Mirror = DeviceCopies<HostTensor>;
 
-private:
-    std::vector<std::pair<const HostTensor *, DeviceBuffer>> copies_;
-};
-
-// Device 0's primary context current and a non-blocking stream, or the test is skipped.
-class CudaTestBase : public ::testing::Test {
+// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K4 runs.
+class CudaTestBase : public CudaFixture {
 protected:
-    void SetUp() override {
-        if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
-        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
-        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
-        context_ = std::make_unique<cuda::ScopedContext>(0);
-        ASSERT_TRUE(context_->ok()) << context_->error();
-        ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
-    }
-    void TearDown() override {
-        if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
-        context_.reset();
-    }
-
     ::testing::AssertionResult run_on_device(TrtllmProblem &p, lb_variant variant, cuda::CUstream stream) {
         Mirror mirror;
         std::string error = mirror.mirror(p);
@@ -97,9 +41,6 @@ protected:
         if (!error.empty()) return ::testing::AssertionFailure() << error;
         return ::testing::AssertionSuccess();
     }
-
-    std::unique_ptr<cuda::ScopedContext> context_;
-    cuda::CUstream stream_ = nullptr;
 };
 
 template <class Param>
