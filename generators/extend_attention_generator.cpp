@@ -103,6 +103,24 @@ public:
     // Dequantisation scales of the cache (prefix) K and V.
     Input<float> *k_scale = nullptr;
     Input<float> *v_scale = nullptr;
+    // Attention variants only (not count_tiles), spec §3.7.1-3:
+    // [>= 1] uint8, flat: request b's E x (P + E + wko) mask at mask_indptr[b]; nonzero =
+    // visible (read only when has_mask; the runtime passes one dummy byte otherwise).
+    Input<Buffer<uint8_t, 1>> *custom_mask = nullptr;
+    // [B + 1] int64: start of request b's mask (read only when has_mask).
+    Input<Buffer<int64_t, 1>> *mask_indptr = nullptr;
+    // [>= 1] int32: leading mask columns to skip per request (read only when use_wko).
+    Input<Buffer<int32_t, 1>> *window_kv_offsets = nullptr;
+    Input<bool> *has_mask = nullptr;
+    // true: the custom mask is not applied to prefix keys.
+    Input<bool> *skip_prefix_custom_mask = nullptr;
+    // true: window_kv_offsets is read (custom mask given, W > 0, offsets given).
+    Input<bool> *use_wko = nullptr;
+    // L > 0: s *= (P + m > L) ? log2(P + m) / log2(L) : 1 (after the cap).
+    Input<int32_t> *xai_temperature_len = nullptr;
+    // Stage 1 (prefix) / stage 2 (extend chunk) not computed.
+    Input<bool> *skip_prefix = nullptr;
+    Input<bool> *skip_extend = nullptr;
 
     // (Lv, Hq, T) dtype = torch [T, Hq, Lv]: every row of every request written.
     Output<Buffer<>> *o_extend = nullptr;
@@ -132,6 +150,17 @@ public:
         logit_cap = add_input<float>("logit_cap");
         k_scale = add_input<float>("k_scale");
         v_scale = add_input<float>("v_scale");
+        if (!count_tiles) {
+            custom_mask = add_input<Buffer<uint8_t, 1>>("custom_mask");
+            mask_indptr = add_input<Buffer<int64_t, 1>>("mask_indptr");
+            window_kv_offsets = add_input<Buffer<int32_t, 1>>("window_kv_offsets");
+            has_mask = add_input<bool>("has_mask");
+            skip_prefix_custom_mask = add_input<bool>("skip_prefix_custom_mask");
+            use_wko = add_input<bool>("use_wko");
+            xai_temperature_len = add_input<int32_t>("xai_temperature_len");
+            skip_prefix = add_input<bool>("skip_prefix");
+            skip_extend = add_input<bool>("skip_extend");
+        }
         if (count_tiles) {
             counts = add_output<Buffer<int32_t, 4>>("counts");
         } else {
@@ -212,6 +241,37 @@ public:
             return;
         }
 
+        // ---- custom mask, skip_prefix / skip_extend (spec §3.7.2). A custom mask only
+        //      removes elements: element predicates, the chunk bounds above stay those of
+        //      the window/causal predicates. With is_causal the rule n <= m stays on (SGLang
+        //      stops at a BLOCK_M-dependent cut-off instead; equal for masks with
+        //      mask(m, n) = 0 for n > m, which is what tree masks are).
+        custom_mask->dim(0).set_min(0).set_stride(Expr());
+        mask_indptr->dim(0).set_min(0).set_stride(Expr());
+        window_kv_offsets->dim(0).set_min(0).set_stride(Expr());
+        Expr mask_len = custom_mask->dim(0).extent();
+        Expr wko = select(*use_wko, (*window_kv_offsets)(clamp(b, 0, window_kv_offsets->dim(0).extent() - 1)), 0);
+        // Row m of request b's mask starts here; the prefix key j is column wko + j, the
+        // extend key n column wko + P + n.
+        Expr mrow = (*mask_indptr)(clamp(b, 0, mask_indptr->dim(0).extent() - 1)) +
+                    cast<int64_t>(m) * (cast<int64_t>(P_b) + cast<int64_t>(E_b) + cast<int64_t>(wko)) +
+                    cast<int64_t>(wko);
+        auto mask_at = [&](const Expr &col) {
+            Expr i = clamp(mrow + cast<int64_t>(col), cast<int64_t>(0), cast<int64_t>(mask_len - 1));
+            return (*custom_mask)(cast<int32_t>(i)) != cast<uint8_t>(0);
+        };
+        Expr mask_p = !(*has_mask && !*skip_prefix_custom_mask) || mask_at(j);
+        Expr mask_e = !*has_mask || mask_at(P_b + n);
+        if (bounded) {
+            rp.where(!*skip_prefix);  // loop-invariant: the whole prefix stage or nothing
+            re.where(!*skip_extend);
+            rp.where(mask_p);
+            re.where(mask_e);
+        } else {
+            vis_p = vis_p && !*skip_prefix && mask_p;
+            vis_e = vis_e && !*skip_extend && mask_e;
+        }
+
         // ---- logits ----
         Expr scale = select(*sm_scale == 0.0f, 1.0f / std::sqrt(float(Lq)), *sm_scale);
         Expr cap = *logit_cap;
@@ -237,8 +297,13 @@ public:
         }
         // strict_float (here and in the state update): Halide and LLVM may not reassociate
         // or contract these, so every variant rounds the same operations the same way.
-        score_p(key, qi, qt, h, b) = strict_float(capped(sum_p * scale * *k_scale));
-        score_e(key, qi, qt, h, b) = strict_float(capped(sum_e * scale));
+        // xai temperature (Grok): per query position P + m, after the cap.
+        Expr qpos = P_b + m;
+        Expr xl = *xai_temperature_len;
+        Expr xai = select(xl > 0 && qpos > xl, log(cast<float>(qpos)) / log(cast<float>(max(xl, 2))), 1.0f);
+        auto tempered = [&](const Expr &s) { return select(xl > 0, s * xai, s); };
+        score_p(key, qi, qt, h, b) = strict_float(tempered(capped(sum_p * scale * *k_scale)));
+        score_e(key, qi, qt, h, b) = strict_float(tempered(capped(sum_e * scale)));
 
         // ---- one online softmax across both stages: Tuple{max, denominator, acc[d]} ----
         state(d, qi, qt, h, b) = Tuple(Expr(-std::numeric_limits<float>::infinity()), 0.0f, 0.0f);

@@ -28,6 +28,11 @@ LB_DTYPE_NONE = 0
 LB_INT32 = 1
 LB_INT64 = 2
 LB_UINT8 = 3
+LB_FLOAT16 = 16
+LB_BFLOAT16 = 17
+LB_FLOAT32 = 18
+
+LB_MAX_DIMS = 4  # lb_tensor's shape/strides entries
 
 # lb_device_type
 LB_DEVICE_CPU = 0
@@ -60,8 +65,8 @@ class lb_tensor(ctypes.Structure):
         ("data", ctypes.c_void_p),
         ("dtype", c_enum),  # lb_dtype
         ("ndim", ctypes.c_int32),
-        ("shape", ctypes.c_int64 * 2),
-        ("strides", ctypes.c_int64 * 2),  # in elements
+        ("shape", ctypes.c_int64 * LB_MAX_DIMS),
+        ("strides", ctypes.c_int64 * LB_MAX_DIMS),  # in elements
     ]
 
 

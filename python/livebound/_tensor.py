@@ -79,9 +79,11 @@ class Call:
 
     def _set_shape(self, name, t, shape, strides):
         ndim = len(shape)
-        if ndim > 2:
+        if ndim > _abi.LB_MAX_DIMS:
             raise self._value_error(
-                name, "%d dimensions (shape %s): livebound takes 1-D and 2-D tensors" % (ndim, list(shape))
+                name,
+                "%d dimensions (shape %s): livebound takes tensors of at most %d dimensions"
+                % (ndim, list(shape), _abi.LB_MAX_DIMS),
             )
         t.ndim = ndim
         for d in range(ndim):

@@ -22,7 +22,7 @@ HEADERS = sorted(glob.glob(os.path.join(SOURCE_DIR, "runtime", "include", "liveb
 
 # K7 (extend attention) runs on the CPU only so far and has no Python wrapper yet: its
 # argument block and entry point are the only C ABI pieces python/ does not mirror.
-NOT_YET_MIRRORED_STRUCTS = {"lb_extend_attention_args", "lb_attn_tensor"}
+NOT_YET_MIRRORED_STRUCTS = {"lb_extend_attention_args"}
 NOT_YET_MIRRORED_FUNCTIONS = {"lb_extend_attention_fwd"}
 
 

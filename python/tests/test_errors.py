@@ -87,8 +87,16 @@ class K1Errors(unittest.TestCase):
         self.assertIn("'cu_seqlens_k'", str(cm.exception))
 
     def test_three_dimensions(self):
-        with self.assertRaises(ValueError) as cm:
+        # lb_tensor carries up to 4 dimensions: a 3-D page table converts, and K1's C ABI
+        # rejects it (it wants 2), naming the argument.
+        with self.assertRaises(livebound.LbError) as cm:
             self.call(page_table=poisoned((3, 8, 1)))
+        self.assertIn("page_table", cm.exception.message)
+        self.assert_untouched()
+
+    def test_five_dimensions_rejected_in_python(self):
+        with self.assertRaises(ValueError) as cm:
+            self.call(page_table=poisoned((3, 8, 1, 1, 1)))
         self.assertIn("'page_table'", str(cm.exception))
 
     def test_scalar_conversion(self):

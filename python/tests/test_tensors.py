@@ -21,15 +21,26 @@ class NumpyDescriptors(unittest.TestCase):
         a = np.zeros((3, 5), dtype=np.int32)
         t = Call("f").tensor("a", a)
         self.assertEqual(t.data, a.ctypes.data)
-        self.assertEqual((t.dtype, t.ndim, list(t.shape), list(t.strides)), (_abi.LB_INT32, 2, [3, 5], [5, 1]))
+        self.assertEqual((t.dtype, t.ndim, list(t.shape[:2]), list(t.strides[:2])), (_abi.LB_INT32, 2, [3, 5], [5, 1]))
 
     def test_views_give_element_strides(self):
         base = np.zeros((4, 10), dtype=np.int64)
         t = Call("f").tensor("a", base[1:, 2:7])
         self.assertEqual(t.data, base[1:, 2:7].ctypes.data)
-        self.assertEqual((t.dtype, list(t.shape), list(t.strides)), (_abi.LB_INT64, [3, 5], [10, 1]))
+        self.assertEqual((t.dtype, list(t.shape[:2]), list(t.strides[:2])), (_abi.LB_INT64, [3, 5], [10, 1]))
         t = Call("f").tensor("b", np.zeros(9, dtype=np.uint8)[::3])
         self.assertEqual((t.dtype, t.ndim, t.shape[0], t.strides[0]), (_abi.LB_UINT8, 1, 3, 3))
+
+    def test_four_dimensions_and_unused_entries_zero(self):
+        # lb_tensor has LB_MAX_DIMS = 4 entries; those past ndim stay 0.
+        a = np.zeros((2, 3, 4, 5), dtype=np.int32)
+        t = Call("f").tensor("a", a)
+        self.assertEqual((t.ndim, list(t.shape), list(t.strides)), (4, [2, 3, 4, 5], [60, 20, 5, 1]))
+        t = Call("f").tensor("b", np.zeros((3, 5), dtype=np.int32))
+        self.assertEqual((list(t.shape[2:]), list(t.strides[2:])), ([0, 0], [0, 0]))
+        with self.assertRaises(ValueError) as cm:
+            Call("f").tensor("c", np.zeros((1, 1, 1, 1, 1), dtype=np.int32))
+        self.assertIn("'c'", str(cm.exception))
 
     def test_absent_optional(self):
         t = Call("f").tensor("opt", None, optional=True)
@@ -129,7 +140,7 @@ class TorchDescriptors(unittest.TestCase):
             self.skipTest("real torch: covered by test_torch_cuda.py on the GPU machine")
         c = Call("f")
         t = c.tensor("page_table", self.cuda_tensor(1))
-        self.assertEqual((t.data, t.dtype, t.ndim, list(t.shape), list(t.strides)),
+        self.assertEqual((t.data, t.dtype, t.ndim, list(t.shape[:2]), list(t.strides[:2])),
                          (0x7000, _abi.LB_INT32, 2, [4, 6], [8, 1]))
         d = c.device()
         self.assertEqual((d.type, d.index, d.stream), (_abi.LB_DEVICE_CUDA, 1, 0x5001))

@@ -62,7 +62,7 @@ const K3Variant kK3Variants[] = {
 
 bool same_tensor(const lb_tensor &a, const lb_tensor &b) {
     if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim) return false;
-    for (int d = 0; d < a.ndim && d < 2; d++) {
+    for (int d = 0; d < a.ndim && d < LB_MAX_DIMS; d++) {
         if (a.shape[d] != b.shape[d] || (a.shape[d] > 1 && a.strides[d] != b.strides[d])) return false;
     }
     return true;

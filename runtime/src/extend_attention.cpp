@@ -42,73 +42,6 @@ const Variant kVariants[] = {
 #undef LB_K7_COUNT
 };
 
-const char *float_name(lb_float_dtype d) {
-    switch (d) {
-    case LB_FLOAT16: return "float16";
-    case LB_BFLOAT16: return "bfloat16";
-    case LB_FLOAT32: return "float32";
-    }
-    return "unknown";
-}
-
-std::string shape_text(const lb_attn_tensor &t) {
-    std::string s = "[";
-    for (int d = 0; d < t.ndim && d < 3; d++) s += (d ? ", " : "") + std::to_string(t.shape[d]);
-    return s + "]";
-}
-
-bool absent(const lb_attn_tensor &t) { return t.data == nullptr && t.ndim == 0; }
-
-// dtype, rank, shapes in [0, 2^31), strides in [1, 2^31) where the extent is > 1, the last
-// dimension contiguous, data non-null when not empty.
-void check_attn_tensor(const lb_attn_tensor &t, const char *name, lb_float_dtype dtype, int ndim) {
-    if (t.dtype != dtype) {
-        bad_argument(name, std::string("expected dtype ") + float_name(dtype) + ", got " + float_name(t.dtype));
-    }
-    if (t.ndim != ndim) {
-        bad_argument(name, "expected " + std::to_string(ndim) + " dimension(s), got " + std::to_string(t.ndim));
-    }
-    int64_t elements = 1;
-    for (int d = 0; d < ndim; d++) {
-        if (t.shape[d] < 0 || t.shape[d] > INT32_MAX) {
-            bad_argument(name, "shape " + shape_text(t) + ": dimension " + std::to_string(d) + " must be in [0, 2^31)");
-        }
-        if (t.shape[d] > 1 && (t.strides[d] < 1 || t.strides[d] > INT32_MAX)) {
-            bad_argument(name, "stride " + std::to_string(t.strides[d]) + " of dimension " + std::to_string(d) +
-                                   " must be in [1, 2^31)");
-        }
-        elements *= t.shape[d];
-    }
-    if (t.shape[ndim - 1] > 1 && t.strides[ndim - 1] != 1) {
-        bad_argument(name, "the last dimension must be contiguous (stride 1), got stride " +
-                               std::to_string(t.strides[ndim - 1]));
-    }
-    if (elements > 0 && t.data == nullptr) bad_argument(name, "data is null but the shape " + shape_text(t) + " is not empty");
-}
-
-void check_dim(const lb_attn_tensor &t, const char *name, int dim, int64_t n, const std::string &what) {
-    if (t.shape[dim] != n) {
-        bad_argument(name, "shape " + shape_text(t) + ": dimension " + std::to_string(dim) + " must equal " + what +
-                               " = " + std::to_string(n));
-    }
-}
-
-// Halide's view: dims innermost first, 1-element dims get stride 1.
-halide_buffer_t *wrap_attn(PipelineCall &call, const lb_attn_tensor &t, const char *name) {
-    halide_dimension_t dims[3];
-    for (int i = 0; i < t.ndim; i++) {
-        const int d = t.ndim - 1 - i;
-        const int64_t stride = t.shape[d] > 1 ? t.strides[d] : 1;
-        dims[i] = halide_dimension_t(0, static_cast<int32_t>(t.shape[d]), static_cast<int32_t>(stride));
-    }
-    halide_type_t type = t.dtype == LB_BFLOAT16 ? halide_type_t(halide_type_bfloat, 16)
-                         : t.dtype == LB_FLOAT16 ? halide_type_t(halide_type_float, 16)
-                                                 : halide_type_t(halide_type_float, 32);
-    lb_tensor view{};
-    view.data = t.data;
-    return call.wrap(view, name, type, t.ndim, dims);
-}
-
 // Host values (CPU calls): the ranges and the slots the kernel follows.
 void check_values(const lb_extend_attention_args &a, int64_t B, int64_t T, int64_t num_slots) {
     const int64_t num_indices = a.kv_indices.shape[0];
@@ -145,42 +78,67 @@ void check_values(const lb_extend_attention_args &a, int64_t B, int64_t T, int64
     }
 }
 
+// Custom-mask addressing (CPU calls): every request's E x (S + wko) block inside custom_mask.
+void check_mask_values(const lb_extend_attention_args &a, int64_t B, bool use_wko) {
+    const int64_t n = a.custom_mask.shape[0];
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t E = validate::host_element(a.qo_indptr, b + 1) - validate::host_element(a.qo_indptr, b);
+        const int64_t P = validate::host_element(a.kv_indptr, b + 1) - validate::host_element(a.kv_indptr, b);
+        int64_t wko = 0;
+        if (use_wko) {
+            wko = validate::host_element(a.window_kv_offsets, b);
+            if (wko < 0 || wko > (int64_t{1} << 31)) {
+                bad_argument("window_kv_offsets", "window_kv_offsets[" + std::to_string(b) + "] = " + std::to_string(wko) +
+                                                      " is outside [0, 2^31]");
+            }
+        }
+        const int64_t start = validate::host_element(a.mask_indptr, b);
+        const int64_t size = E * (P + E + wko);
+        if (start < 0 || (size > 0 && start > n - size)) {
+            bad_argument("mask_indptr", "mask_indptr[" + std::to_string(b) + "] = " + std::to_string(start) +
+                                            ": request " + std::to_string(b) + "'s mask of E x (P + E + wko) = " +
+                                            std::to_string(E) + " x " + std::to_string(P + E + wko) +
+                                            " bytes does not fit in custom_mask (" + std::to_string(n) + " bytes)");
+        }
+    }
+}
+
 void run_extend_attention(const lb_extend_attention_args &a, const lb_device &device) {
     // ---- arguments ----
     validate::device(device);
     if (a.variant != LB_BOUNDED && a.variant != LB_FULL_WIDTH) {
         bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + std::to_string(static_cast<int>(a.variant)));
     }
-    const lb_float_dtype dt = a.q_extend.dtype;
+    const lb_dtype dt = a.q_extend.dtype;
     if (dt != LB_FLOAT16 && dt != LB_BFLOAT16) {
-        bad_argument("q_extend", std::string("expected dtype float16 or bfloat16, got ") + float_name(dt));
+        bad_argument("q_extend", std::string("expected dtype float16 or bfloat16, got ") + validate::dtype_name(dt));
     }
-    check_attn_tensor(a.q_extend, "q_extend", dt, 3);
+    validate::tensor(a.q_extend, "q_extend", {dt}, 3);
     const int64_t T = a.q_extend.shape[0], Hq = a.q_extend.shape[1], Lq = a.q_extend.shape[2];
-    check_attn_tensor(a.k_extend, "k_extend", dt, 3);
-    check_dim(a.k_extend, "k_extend", 0, T, "T (q_extend rows)");
-    check_dim(a.k_extend, "k_extend", 2, Lq, "Lq (q_extend head dim)");
+    validate::tensor(a.k_extend, "k_extend", {dt}, 3);
+    validate::extent_equals(a.k_extend, "k_extend", 0, T, "T (q_extend rows)");
+    validate::extent_equals(a.k_extend, "k_extend", 2, Lq, "Lq (q_extend head dim)");
     const int64_t Hkv = a.k_extend.shape[1];
     if (Hkv < 1 || Hq % Hkv != 0) {
-        bad_argument("k_extend", "shape " + shape_text(a.k_extend) + ": Hkv = " + std::to_string(Hkv) +
+        bad_argument("k_extend", "shape " + validate::shape_text(a.k_extend) + ": Hkv = " + std::to_string(Hkv) +
                                      " must be >= 1 and divide Hq = " + std::to_string(Hq));
     }
-    check_attn_tensor(a.v_extend, "v_extend", dt, 3);
-    check_dim(a.v_extend, "v_extend", 0, T, "T (q_extend rows)");
-    check_dim(a.v_extend, "v_extend", 1, Hkv, "Hkv (k_extend heads)");
+    validate::tensor(a.v_extend, "v_extend", {dt}, 3);
+    validate::extent_equals(a.v_extend, "v_extend", 0, T, "T (q_extend rows)");
+    validate::extent_equals(a.v_extend, "v_extend", 1, Hkv, "Hkv (k_extend heads)");
     const int64_t Lv = a.v_extend.shape[2];
-    check_attn_tensor(a.o_extend, "o_extend", dt, 3);
-    check_dim(a.o_extend, "o_extend", 0, T, "T (q_extend rows)");
-    check_dim(a.o_extend, "o_extend", 1, Hq, "Hq (q_extend heads)");
-    check_dim(a.o_extend, "o_extend", 2, Lv, "Lv (v_extend head dim)");
-    check_attn_tensor(a.k_buffer, "k_buffer", dt, 3);
-    check_dim(a.k_buffer, "k_buffer", 1, Hkv, "Hkv (k_extend heads)");
-    check_dim(a.k_buffer, "k_buffer", 2, Lq, "Lq (q_extend head dim)");
+    validate::tensor(a.o_extend, "o_extend", {dt}, 3);
+    validate::extent_equals(a.o_extend, "o_extend", 0, T, "T (q_extend rows)");
+    validate::extent_equals(a.o_extend, "o_extend", 1, Hq, "Hq (q_extend heads)");
+    validate::extent_equals(a.o_extend, "o_extend", 2, Lv, "Lv (v_extend head dim)");
+    validate::tensor(a.k_buffer, "k_buffer", {dt}, 3);
+    validate::extent_equals(a.k_buffer, "k_buffer", 1, Hkv, "Hkv (k_extend heads)");
+    validate::extent_equals(a.k_buffer, "k_buffer", 2, Lq, "Lq (q_extend head dim)");
     const int64_t num_slots = a.k_buffer.shape[0];
-    check_attn_tensor(a.v_buffer, "v_buffer", dt, 3);
-    check_dim(a.v_buffer, "v_buffer", 0, num_slots, "num_slots (k_buffer slots)");
-    check_dim(a.v_buffer, "v_buffer", 1, Hkv, "Hkv (k_extend heads)");
-    check_dim(a.v_buffer, "v_buffer", 2, Lv, "Lv (v_extend head dim)");
+    validate::tensor(a.v_buffer, "v_buffer", {dt}, 3);
+    validate::extent_equals(a.v_buffer, "v_buffer", 0, num_slots, "num_slots (k_buffer slots)");
+    validate::extent_equals(a.v_buffer, "v_buffer", 1, Hkv, "Hkv (k_extend heads)");
+    validate::extent_equals(a.v_buffer, "v_buffer", 2, Lv, "Lv (v_extend head dim)");
 
     validate::tensor(a.qo_indptr, "qo_indptr", {LB_INT32}, 1);
     const int64_t B = a.qo_indptr.shape[0] - 1;
@@ -191,15 +149,36 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
                                       std::to_string(B + 1) + " (qo_indptr length)");
     }
     validate::tensor(a.kv_indices, "kv_indices", {LB_INT32, LB_INT64}, 1);
-    if (!absent(a.sinks)) {
-        check_attn_tensor(a.sinks, "sinks", LB_FLOAT32, 1);
-        check_dim(a.sinks, "sinks", 0, Hq, "Hq (q_extend heads)");
+    if (!validate::is_absent(a.sinks)) {
+        validate::tensor(a.sinks, "sinks", {LB_FLOAT32}, 1);
+        validate::extent_equals(a.sinks, "sinks", 0, Hq, "Hq (q_extend heads)");
+        // K7 keeps its float vectors contiguous (lb_tensor lets 1-D index tensors be strided).
+        if (a.sinks.shape[0] > 1 && a.sinks.strides[0] != 1) {
+            bad_argument("sinks", "must be contiguous (stride 1), got stride " + std::to_string(a.sinks.strides[0]));
+        }
     }
-    const bool with_lse = !absent(a.lse_extend);
+    const bool with_lse = !validate::is_absent(a.lse_extend);
     if (with_lse) {
-        check_attn_tensor(a.lse_extend, "lse_extend", LB_FLOAT32, 2);
-        check_dim(a.lse_extend, "lse_extend", 0, T, "T (q_extend rows)");
-        check_dim(a.lse_extend, "lse_extend", 1, Hq, "Hq (q_extend heads)");
+        validate::tensor(a.lse_extend, "lse_extend", {LB_FLOAT32}, 2);
+        validate::extent_equals(a.lse_extend, "lse_extend", 0, T, "T (q_extend rows)");
+        validate::extent_equals(a.lse_extend, "lse_extend", 1, Hq, "Hq (q_extend heads)");
+    }
+    const bool has_mask = !validate::is_absent(a.custom_mask);
+    if (has_mask) {
+        validate::tensor(a.custom_mask, "custom_mask", {LB_UINT8}, 1);
+        validate::tensor(a.mask_indptr, "mask_indptr", {LB_INT64}, 1);
+        validate::extent_equals(a.mask_indptr, "mask_indptr", 0, B + 1, "B + 1 (qo_indptr length)");
+    } else if (!validate::is_absent(a.mask_indptr)) {
+        bad_argument("mask_indptr", "is given but custom_mask is not");
+    }
+    // window_kv_offsets is read only with a custom mask and a window (SGLang ignores it otherwise).
+    const bool use_wko = has_mask && a.sliding_window_size > 0 && !validate::is_absent(a.window_kv_offsets);
+    if (use_wko) {
+        validate::tensor(a.window_kv_offsets, "window_kv_offsets", {LB_INT32}, 1);
+        validate::extent_equals(a.window_kv_offsets, "window_kv_offsets", 0, B, "B (qo_indptr length - 1)");
+    }
+    if (a.xai_temperature_len == 1) {
+        bad_argument("xai_temperature_len", "must be <= 0 (off) or >= 2, got 1 (log2(1) = 0)");
     }
     if (a.max_len_extend < 0 || a.max_len_extend > (int64_t{1} << 28)) {
         bad_argument("max_len_extend", "must be in [0, 2^28], got " + std::to_string(a.max_len_extend));
@@ -221,12 +200,13 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
         }
     }
     if (!v) {
-        throw Failure(LB_ERROR_UNSUPPORTED, "argument 'q_extend': no K7 variant for dtype " + std::string(float_name(dt)) +
+        throw Failure(LB_ERROR_UNSUPPORTED, "argument 'q_extend': no K7 variant for dtype " + std::string(validate::dtype_name(dt)) +
                                                 ", Lq = " + std::to_string(Lq) + ", Lv = " + std::to_string(Lv) +
                                                 ", kv_indices " + validate::dtype_name(a.kv_indices.dtype) +
                                                 " (built: bf16/fp16 x 128/128, 64/64, bf16 576/512; int32 indices for bf16 128/128)");
     }
     check_values(a, B, T, num_slots);
+    if (has_mask) check_mask_values(a, B, use_wko);
 
     // ---- call ----
     // No query row: nothing to write, nothing runs.
@@ -249,7 +229,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
         kv_indices.shape[0] = 1;
         kv_indices.strides[0] = 1;
     }
-    lb_attn_tensor k_buffer = a.k_buffer, v_buffer = a.v_buffer;
+    lb_tensor k_buffer = a.k_buffer, v_buffer = a.v_buffer;
     if (num_slots == 0) {
         k_buffer.data = dummy_k.data();
         v_buffer.data = dummy_v.data();
@@ -260,31 +240,44 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
         v_buffer.strides[1] = Lv;
         k_buffer.strides[2] = v_buffer.strides[2] = 1;
     }
-    const bool has_sinks = !absent(a.sinks);
-    lb_attn_tensor sinks = a.sinks;
-    if (!has_sinks) sinks = lb_attn_tensor{dummy_sinks.data(), LB_FLOAT32, 1, {Hq, 0, 0}, {1, 0, 0}};
-    lb_attn_tensor lse = a.lse_extend;
+    const bool has_sinks = !validate::is_absent(a.sinks);
+    lb_tensor sinks = a.sinks;
+    if (!has_sinks) sinks = lb_tensor{dummy_sinks.data(), LB_FLOAT32, 1, {Hq}, {1}};
+    lb_tensor lse = a.lse_extend;
     if (!with_lse) {
         lse_scratch.assign(static_cast<size_t>(T * Hq), 0.0f);
-        lse = lb_attn_tensor{lse_scratch.data(), LB_FLOAT32, 2, {T, Hq, 0}, {Hq, 1, 0}};
+        lse = lb_tensor{lse_scratch.data(), LB_FLOAT32, 2, {T, Hq}, {Hq, 1}};
     }
 
-    halide_buffer_t *q = wrap_attn(call, a.q_extend, "q_extend");
-    halide_buffer_t *k = wrap_attn(call, a.k_extend, "k_extend");
-    halide_buffer_t *vv = wrap_attn(call, a.v_extend, "v_extend");
-    halide_buffer_t *kb = wrap_attn(call, k_buffer, "k_buffer");
-    halide_buffer_t *vb = wrap_attn(call, v_buffer, "v_buffer");
+    halide_buffer_t *q = call.wrap_nd(a.q_extend, "q_extend");
+    halide_buffer_t *k = call.wrap_nd(a.k_extend, "k_extend");
+    halide_buffer_t *vv = call.wrap_nd(a.v_extend, "v_extend");
+    halide_buffer_t *kb = call.wrap_nd(k_buffer, "k_buffer");
+    halide_buffer_t *vb = call.wrap_nd(v_buffer, "v_buffer");
     halide_buffer_t *qo = call.wrap_1d(a.qo_indptr, "qo_indptr", B + 1);
     halide_buffer_t *kvp = call.wrap_1d(a.kv_indptr, "kv_indptr", B + 1);
     halide_buffer_t *kvi = call.wrap_1d(kv_indices, "kv_indices", kv_indices.shape[0]);
-    halide_buffer_t *sk = wrap_attn(call, sinks, "sinks");
-    halide_buffer_t *o = wrap_attn(call, a.o_extend, "o_extend");
-    halide_buffer_t *l = wrap_attn(call, lse, "lse_extend");
+    halide_buffer_t *sk = call.wrap_nd(sinks, "sinks");
+    uint8_t dummy_mask = 0;
+    int64_t dummy_mask_indptr = 0;
+    int32_t dummy_wko = 0;
+    const lb_tensor mask = has_mask ? a.custom_mask : lb_tensor{&dummy_mask, LB_UINT8, 1, {1}, {1}};
+    const lb_tensor mask_indptr = has_mask ? a.mask_indptr : lb_tensor{&dummy_mask_indptr, LB_INT64, 1, {1}, {1}};
+    const lb_tensor wko = use_wko ? a.window_kv_offsets : lb_tensor{&dummy_wko, LB_INT32, 1, {1}, {1}};
+    halide_buffer_t *cm = call.wrap_nd(mask.shape[0] > 0 ? mask : lb_tensor{&dummy_mask, LB_UINT8, 1, {1}, {1}}, "custom_mask");
+    halide_buffer_t *mi = call.wrap_nd(mask_indptr, "mask_indptr");
+    halide_buffer_t *wk = call.wrap_nd(wko.shape[0] > 0 ? wko : lb_tensor{&dummy_wko, LB_INT32, 1, {1}, {1}}, "window_kv_offsets");
+    bool has_mask_arg = has_mask, skip_prefix_mask = a.skip_prefix_custom_mask != 0, use_wko_arg = use_wko;
+    bool skip_prefix = a.skip_prefix != 0, skip_extend = a.skip_extend != 0;
+    int32_t xai_len = a.xai_temperature_len;
+    halide_buffer_t *o = call.wrap_nd(a.o_extend, "o_extend");
+    halide_buffer_t *l = call.wrap_nd(lse, "lse_extend");
     bool has_sinks_arg = has_sinks, causal = a.is_causal != 0;
     int32_t window = a.sliding_window_size, max_len = static_cast<int32_t>(a.max_len_extend);
     float sm_scale = a.sm_scale, logit_cap = a.logit_cap, k_scale = a.k_scale, v_scale = a.v_scale;
     call.run(v->run, {call.user_context(), q, k, vv, kb, vb, qo, kvp, kvi, sk, &has_sinks_arg, &causal, &window,
-                      &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, o, l});
+                      &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, wk, &has_mask_arg, &skip_prefix_mask,
+                      &use_wko_arg, &xai_len, &skip_prefix, &skip_extend, o, l});
 }
 
 }  // namespace

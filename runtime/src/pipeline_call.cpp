@@ -35,6 +35,12 @@ halide_buffer_t *PipelineCall::wrap_2d(const lb_tensor &t, const char *name, int
     return wrap(t, name, validate::halide_type(t.dtype), 2, dims);
 }
 
+halide_buffer_t *PipelineCall::wrap_nd(const lb_tensor &t, const char *name) {
+    halide_dimension_t dims[LB_MAX_DIMS];
+    validate::halide_dims_nd(t, dims);
+    return wrap(t, name, validate::halide_type(t.dtype), t.ndim, dims);
+}
+
 void PipelineCall::run(int (*argv_entry)(void **), std::vector<void *> argv) {
     int status = argv_entry(argv.data());
     if (status != 0) {

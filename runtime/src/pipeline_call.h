@@ -25,6 +25,8 @@ public:
     // `cols` of a 2-D one. `name` names the argument in errors.
     halide_buffer_t *wrap_1d(const lb_tensor &t, const char *name, int64_t n);
     halide_buffer_t *wrap_2d(const lb_tensor &t, const char *name, int64_t rows, int64_t cols);
+    // Halide's view of the whole tensor, all t.ndim dimensions, element type from t.dtype.
+    halide_buffer_t *wrap_nd(const lb_tensor &t, const char *name);
     // Any rank up to 4, dims given innermost first (Halide order) over t.data / t.dtype.
     halide_buffer_t *wrap(const lb_tensor &t, const char *name, halide_type_t type, int dimensions,
                           const halide_dimension_t *dims);

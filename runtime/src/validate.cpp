@@ -9,19 +9,22 @@ namespace {
 
 bool fits_int32(int64_t v) { return v >= 0 && v <= std::numeric_limits<int32_t>::max(); }
 
+}  // namespace
+
 std::string shape_text(const lb_tensor &t) {
     std::string s = "[";
-    for (int d = 0; d < t.ndim && d < 2; d++) s += (d ? ", " : "") + std::to_string(t.shape[d]);
+    for (int d = 0; d < t.ndim && d < LB_MAX_DIMS; d++) s += (d ? ", " : "") + std::to_string(t.shape[d]);
     return s + "]";
 }
-
-}  // namespace
 
 const char *dtype_name(lb_dtype dtype) {
     switch (dtype) {
     case LB_INT32: return "int32";
     case LB_INT64: return "int64";
     case LB_UINT8: return "uint8";
+    case LB_FLOAT16: return "float16";
+    case LB_BFLOAT16: return "bfloat16";
+    case LB_FLOAT32: return "float32";
     case LB_DTYPE_NONE: return "none";
     }
     return "unknown";
@@ -37,6 +40,7 @@ void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype
         allowed += (allowed.empty() ? "" : " or ") + std::string(dtype_name(d));
     }
     if (!dtype_ok) bad_argument(name, "expected dtype " + allowed + ", got " + dtype_name(t.dtype));
+    if (ndim < 1 || ndim > LB_MAX_DIMS) bad_argument(name, "internal: validated rank " + std::to_string(ndim) + " is not in [1, 4]");
     if (t.ndim != ndim) {
         bad_argument(name, "expected " + std::to_string(ndim) + " dimension(s), got " + std::to_string(t.ndim));
     }
@@ -55,6 +59,10 @@ void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype
     // Tables keep unit column stride (what the kernels were compiled for); 1-D tensors may be strided.
     if (ndim == 2 && t.shape[1] > 1 && t.strides[1] != 1) {
         bad_argument(name, "the column stride must be 1 (rows of contiguous columns), got " + std::to_string(t.strides[1]));
+    }
+    if (ndim > 2 && t.shape[ndim - 1] > 1 && t.strides[ndim - 1] != 1) {
+        bad_argument(name, "the last dimension must be contiguous (stride 1), got stride " +
+                               std::to_string(t.strides[ndim - 1]));
     }
     if (elements > 0 && t.data == nullptr) bad_argument(name, "data is null but the shape " + shape_text(t) + " is not empty");
 }
@@ -125,12 +133,26 @@ int64_t host_element(const lb_tensor &t, int64_t i) {
 }
 
 halide_type_t halide_type(lb_dtype dtype) {
-    if (dtype == LB_UINT8) return halide_type_t(halide_type_uint, 8);
-    return halide_type_t(halide_type_int, dtype == LB_INT64 ? 64 : 32);
+    switch (dtype) {
+    case LB_UINT8: return halide_type_t(halide_type_uint, 8);
+    case LB_INT64: return halide_type_t(halide_type_int, 64);
+    case LB_FLOAT16: return halide_type_t(halide_type_float, 16);
+    case LB_BFLOAT16: return halide_type_t(halide_type_bfloat, 16);
+    case LB_FLOAT32: return halide_type_t(halide_type_float, 32);
+    default: return halide_type_t(halide_type_int, 32);
+    }
 }
 
 void halide_dims_1d(const lb_tensor &t, int64_t n, halide_dimension_t *dims) {
     dims[0] = halide_dimension_t(0, static_cast<int32_t>(n), static_cast<int32_t>(t.strides[0] > 0 ? t.strides[0] : 1));
+}
+
+void halide_dims_nd(const lb_tensor &t, halide_dimension_t *dims) {
+    for (int i = 0; i < t.ndim && i < LB_MAX_DIMS; i++) {
+        const int d = t.ndim - 1 - i;
+        const int64_t stride = t.shape[d] > 1 && t.strides[d] > 0 ? t.strides[d] : 1;
+        dims[i] = halide_dimension_t(0, static_cast<int32_t>(t.shape[d]), static_cast<int32_t>(stride));
+    }
 }
 
 void halide_dims_2d(const lb_tensor &t, int64_t rows, int64_t cols, halide_dimension_t *dims) {

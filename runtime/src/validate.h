@@ -14,9 +14,11 @@ namespace livebound::validate {
 
 const char *dtype_name(lb_dtype dtype);
 bool is_absent(const lb_tensor &t);  // all zeros: an optional tensor not given
+std::string shape_text(const lb_tensor &t);  // "[d0, d1, ...]" for messages
 
-// dtype in `dtypes`, ndim as given, shapes >= 0 and within int32, strides >= 1 on
-// every dimension longer than one, data non-null when the tensor has elements.
+// dtype in `dtypes`, ndim (1..LB_MAX_DIMS) as given, shapes >= 0 and within int32, strides
+// in [1, 2^31) on every dimension longer than one, the last dimension contiguous when
+// ndim >= 2, data non-null when the tensor has elements.
 void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype> dtypes, int ndim);
 
 // shape[dim] == n (exact) or >= n (at_least).
@@ -41,5 +43,8 @@ int64_t host_element(const lb_tensor &t, int64_t i);
 halide_type_t halide_type(lb_dtype dtype);
 void halide_dims_1d(const lb_tensor &t, int64_t n, halide_dimension_t *dims);
 void halide_dims_2d(const lb_tensor &t, int64_t rows, int64_t cols, halide_dimension_t *dims);
+// The whole tensor, every dimension (t.ndim of them, at most LB_MAX_DIMS); a dimension of
+// extent <= 1 gets stride 1.
+void halide_dims_nd(const lb_tensor &t, halide_dimension_t *dims);
 
 }  // namespace livebound::validate

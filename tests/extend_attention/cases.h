@@ -33,6 +33,14 @@ struct ExtendCase {
     bool shuffle_slots = true;
     bool index64 = true;
     int64_t extra_max_len = 0;   // max_len_extend = max(E) + this
+    // §3.7.2 extras: a random custom mask (0 above the diagonal when causal, keep
+    // probability mask_density), window_kv_offsets (random in [0, 5]), the stage switches.
+    bool custom_mask = false;
+    float mask_density = 0.7f;
+    bool skip_prefix_custom_mask = false;
+    bool window_kv_offsets = false;
+    int32_t xai_temperature_len = -1;
+    bool skip_prefix = false, skip_extend = false;
 };
 
 inline std::ostream &operator<<(std::ostream &os, const ExtendCase &c) {
@@ -42,7 +50,10 @@ inline std::ostream &operator<<(std::ostream &os, const ExtendCase &c) {
     for (auto e : c.E) os << e << ",";
     os << "} P={";
     for (auto p : c.P) os << p << ",";
-    return os << "} i" << (c.index64 ? 64 : 32) << (c.shuffle_slots ? " shuffled" : " contiguous");
+    return os << "} i" << (c.index64 ? 64 : 32) << (c.shuffle_slots ? " shuffled" : " contiguous")
+              << " mask=" << c.custom_mask << "/" << c.mask_density << " skip_prefix_mask=" << c.skip_prefix_custom_mask
+              << " wko=" << c.window_kv_offsets << " xai=" << c.xai_temperature_len << " skip_prefix=" << c.skip_prefix
+              << " skip_extend=" << c.skip_extend;
 }
 inline void PrintTo(const ExtendCase &c, std::ostream *os) { *os << c; }
 
@@ -89,6 +100,32 @@ inline ExtendProblem make_problem(const ExtendCase &c) {
         p.sinks.resize(size_t(p.Hq));
         for (auto &x : p.sinks) x = sd(rng);
     }
+    p.skip_prefix_custom_mask = c.skip_prefix_custom_mask;
+    p.xai_temperature_len = c.xai_temperature_len;
+    p.skip_prefix = c.skip_prefix;
+    p.skip_extend = c.skip_extend;
+    if (c.window_kv_offsets) {
+        std::uniform_int_distribution<int32_t> wd(0, 5);
+        for (int64_t b = 0; b < p.B; b++) p.window_kv_offsets.push_back(wd(rng));
+    }
+    if (c.custom_mask) {
+        // Each request's block, with a few unused bytes between blocks; the wko leading
+        // columns (never read) hold random bytes too.
+        std::bernoulli_distribution keep(c.mask_density);
+        p.custom_mask.assign(3, 1);
+        for (int64_t b = 0; b < p.B; b++) {
+            const int64_t E = p.E(b), P = p.P(b), w = p.wko(b);
+            p.mask_indptr.push_back(int64_t(p.custom_mask.size()));
+            for (int64_t m = 0; m < E; m++) {
+                for (int64_t col = 0; col < w + P + E; col++) {
+                    const int64_t n = col - w - P;
+                    p.custom_mask.push_back(c.causal && n > m ? 0 : uint8_t(keep(rng)));
+                }
+            }
+            p.custom_mask.insert(p.custom_mask.end(), 2, 1);
+        }
+        p.mask_indptr.push_back(int64_t(p.custom_mask.size()) - 2);  // mask_indptr[B]: end of the last block
+    }
     return p;
 }
 
@@ -103,14 +140,14 @@ struct ExtendBuffers {
 constexpr uint16_t kPoison16 = 0x7e5a;  // a NaN in both fp16 and bf16
 constexpr float kPoisonLse = -12345.0f;
 
-inline lb_attn_tensor attn3(const void *data, lb_float_dtype dt, int64_t a, int64_t b, int64_t c) {
-    return lb_attn_tensor{const_cast<void *>(data), dt, 3, {a, b, c}, {b * c, c, 1}};
+inline lb_tensor attn3(const void *data, lb_dtype dt, int64_t a, int64_t b, int64_t c) {
+    return lb_tensor{const_cast<void *>(data), dt, 3, {a, b, c}, {b * c, c, 1}};
 }
 
 // Fills buffers for problem p (o and lse poisoned); `with_lse` false leaves lse absent.
 inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant variant, ExtendBuffers *out,
                       bool with_lse = true) {
-    const lb_float_dtype dt = p.bf16 ? LB_BFLOAT16 : LB_FLOAT16;
+    const lb_dtype dt = p.bf16 ? LB_BFLOAT16 : LB_FLOAT16;
     out->o.assign(size_t(p.T * p.Hq * p.Lv), kPoison16);
     out->lse.assign(size_t(p.T * p.Hq), kPoisonLse);
     lb_extend_attention_args &a = out->args;
@@ -130,8 +167,8 @@ inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant va
         out->idx32.assign(p.kv_indices.begin(), p.kv_indices.end());
         a.kv_indices = lb_tensor{out->idx32.data(), LB_INT32, 1, {int64_t(out->idx32.size()), 0}, {1, 0}};
     }
-    if (!p.sinks.empty()) a.sinks = lb_attn_tensor{const_cast<float *>(p.sinks.data()), LB_FLOAT32, 1, {p.Hq, 0, 0}, {1, 0, 0}};
-    if (with_lse) a.lse_extend = lb_attn_tensor{out->lse.data(), LB_FLOAT32, 2, {p.T, p.Hq, 0}, {p.Hq, 1, 0}};
+    if (!p.sinks.empty()) a.sinks = lb_tensor{const_cast<float *>(p.sinks.data()), LB_FLOAT32, 1, {p.Hq}, {1}};
+    if (with_lse) a.lse_extend = lb_tensor{out->lse.data(), LB_FLOAT32, 2, {p.T, p.Hq}, {p.Hq, 1}};
     int64_t max_e = 0;
     for (int64_t b = 0; b < p.B; b++) max_e = std::max(max_e, p.E(b));
     a.max_len_extend = max_e + c.extra_max_len;
@@ -141,6 +178,18 @@ inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant va
     a.logit_cap = p.logit_cap;
     a.k_scale = p.k_scale;
     a.v_scale = p.v_scale;
+    if (p.has_mask()) {
+        a.custom_mask = lb_tensor{const_cast<uint8_t *>(p.custom_mask.data()), LB_UINT8, 1,
+                                  {int64_t(p.custom_mask.size())}, {1}};
+        a.mask_indptr = lb_tensor{const_cast<int64_t *>(p.mask_indptr.data()), LB_INT64, 1, {p.B + 1}, {1}};
+    }
+    if (!p.window_kv_offsets.empty()) {
+        a.window_kv_offsets = lb_tensor{const_cast<int32_t *>(p.window_kv_offsets.data()), LB_INT32, 1, {p.B}, {1}};
+    }
+    a.skip_prefix_custom_mask = p.skip_prefix_custom_mask;
+    a.xai_temperature_len = p.xai_temperature_len;
+    a.skip_prefix = p.skip_prefix;
+    a.skip_extend = p.skip_extend;
     a.variant = variant;
 }
 
@@ -218,6 +267,54 @@ inline std::vector<ExtendCase> extend_cases() {
     {
         ExtendCase c{"bf16_mla_576_512", 71, true, 4, 1, 576, 512, {20, 37}, {30, 0}};
         c.window = 16;
+        add(c);
+    }
+    // Custom masks (tree-mask-like: 0 above the diagonal when causal), on the prefix too.
+    {
+        ExtendCase c{"mask_causal", 81, true, 8, 2, 128, 128, {70, 1, 33, 0, 40}, {25, 60, 0, 9, 80}};
+        c.custom_mask = true;
+        add(c);
+        // skip_prefix_custom_mask, window with window_kv_offsets (truncated prefix), fp16 64/64.
+        ExtendCase w{"mask_window_wko_skip_prefix_mask", 82, false, 8, 2, 64, 64, {45, 20, 66}, {30, 5, 70}};
+        w.custom_mask = true;
+        w.skip_prefix_custom_mask = true;
+        w.window = 24;
+        w.window_kv_offsets = true;
+        add(w);
+        // Non-causal + two-sided window, mask on the prefix, window_kv_offsets, sparse mask
+        // (rows that see nothing), sinks.
+        ExtendCase n{"mask_noncausal_window_wko_sparse", 83, true, 8, 2, 64, 64, {50, 7, 33}, {40, 0, 12}};
+        n.custom_mask = true;
+        n.causal = false;
+        n.window = 11;
+        n.window_kv_offsets = true;
+        n.mask_density = 0.15f;
+        n.sinks = true;
+        add(n);
+    }
+    // xai temperature (positions P + m on both sides of L), with a cap.
+    {
+        ExtendCase c{"xai_temperature", 91, true, 8, 2, 128, 128, {60, 30, 9}, {10, 70, 0}};
+        c.xai_temperature_len = 40;
+        c.logit_cap = 8.0f;
+        add(c);
+    }
+    // skip_prefix / skip_extend (DCP): one stage only; with a window and sinks.
+    {
+        ExtendCase c{"skip_prefix", 101, true, 8, 2, 64, 64, {40, 3, 70}, {30, 90, 0}};
+        c.skip_prefix = true;
+        c.window = 20;
+        add(c);
+        c.name = "skip_extend";
+        c.seed = 102;
+        c.skip_prefix = false;
+        c.skip_extend = true;
+        c.sinks = true;
+        add(c);
+        c.name = "skip_both_mask";
+        c.seed = 103;
+        c.skip_prefix = true;
+        c.custom_mask = true;
         add(c);
     }
     return cs;

@@ -179,6 +179,58 @@ TEST(ExtendMetamorphic, WindowEqualsSlicedFullAttention) {
     }
 }
 
+// A custom mask that is all ones over the prefix and lower-triangular over the extend chunk
+// (SGLang's test) == no mask with is_causal, bit for bit; with a window, and with
+// window_kv_offsets (the skipped leading columns hold zeros: never read).
+TEST(ExtendMetamorphic, CausalMaskEqualsNoMask) {
+    for (int32_t W : {-1, 17}) {
+        ExtendCase c{"causal_mask", uint32_t(110 + W), true, 8, 2, 64, 64, {60, 1, 35}, {20, 40, 0}};
+        c.window = W;
+        const ExtendProblem plain = make_problem(c);
+        ExtendProblem masked = plain;
+        masked.custom_mask.assign(1, 0);
+        if (W > 0) masked.window_kv_offsets = {3, 0, 5};
+        for (int64_t b = 0; b < plain.B; b++) {
+            masked.mask_indptr.push_back(int64_t(masked.custom_mask.size()));
+            const int64_t P = plain.P(b), E = plain.E(b), w = masked.wko(b);
+            for (int64_t m = 0; m < E; m++) {
+                masked.custom_mask.insert(masked.custom_mask.end(), size_t(w), 0);
+                for (int64_t col = 0; col < P + E; col++) masked.custom_mask.push_back(col < P || col - P <= m);
+            }
+        }
+        masked.mask_indptr.push_back(int64_t(masked.custom_mask.size()));
+        for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+            std::vector<float> l1, l2;
+            const auto o1 = run(plain, c, v, &l1), o2 = run(masked, c, v, &l2);
+            EXPECT_EQ(0, std::memcmp(o1.data(), o2.data(), o1.size() * 2)) << "W=" << W << "\n" << c;
+            EXPECT_EQ(0, std::memcmp(l1.data(), l2.data(), l1.size() * 4)) << "W=" << W << "\n" << c;
+        }
+    }
+}
+
+// skip_prefix == the same batch without a prefix when nothing depends on P (no xai, no
+// mask): every kv_indptr entry 0. skip_extend + skip_prefix: every row o = 0, lse = -inf.
+TEST(ExtendMetamorphic, SkipPrefixEqualsNoPrefix) {
+    ExtendCase c{"skip_prefix_meta", 121, true, 8, 2, 64, 64, {50, 9, 20}, {30, 70, 0}};
+    c.window = 15;
+    ExtendProblem skip = make_problem(c);
+    skip.skip_prefix = true;
+    ExtendProblem none = skip;
+    none.skip_prefix = false;
+    none.kv_indptr.assign(size_t(none.B + 1), 0);
+    for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        std::vector<float> l1, l2;
+        const auto o1 = run(skip, c, v, &l1), o2 = run(none, c, v, &l2);
+        EXPECT_EQ(0, std::memcmp(o1.data(), o2.data(), o1.size() * 2)) << c;
+        EXPECT_EQ(0, std::memcmp(l1.data(), l2.data(), l1.size() * 4)) << c;
+    }
+    skip.skip_extend = true;
+    std::vector<float> l;
+    const auto o = run(skip, c, LB_BOUNDED, &l);
+    for (uint16_t x : o) ASSERT_EQ(skip.to_f(x), 0.0f);
+    for (float x : l) ASSERT_TRUE(std::isinf(x) && x < 0);
+}
+
 // No query rows (B = 0, or all E_b = 0): OK, nothing written.
 TEST(ExtendEdge, NoRows) {
     ExtendCase c{"no_rows", 5, true, 8, 2, 128, 128, {0, 0}, {10, 3}};

@@ -23,6 +23,8 @@ ExtendCase baseline_case() {
     ExtendCase c{"errors_baseline", 4242, true, 8, 2, 64, 64, {40, 3, 17}, {20, 0, 9}};
     c.window = 10;
     c.sinks = true;
+    c.custom_mask = true;        // with window_kv_offsets (read: mask and W > 0)
+    c.window_kv_offsets = true;
     return c;
 }
 
@@ -34,7 +36,7 @@ struct BadArgument {
 };
 void PrintTo(const BadArgument &bad, std::ostream *os) { *os << bad.test_name; }
 
-using AttnMember = lb_attn_tensor lb_extend_attention_args::*;
+using AttnMember = lb_tensor lb_extend_attention_args::*;  // the float tensors
 struct NamedAttn {
     const char *name;
     AttnMember member;
@@ -82,7 +84,7 @@ std::vector<BadArgument> bad_arguments() {
             [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).strides[(a.*m).ndim - 1] = 2; });
         if (!t.optional) {
             add(std::string("Absent_") + t.name, t.name, kInvalid,
-                [m](lb_extend_attention_args &a, ExtendProblem &) { a.*m = lb_attn_tensor{}; });
+                [m](lb_extend_attention_args &a, ExtendProblem &) { a.*m = lb_tensor{}; });
         }
     }
     // ---- per index tensor ----
@@ -137,10 +139,40 @@ std::vector<BadArgument> bad_arguments() {
         [](lb_extend_attention_args &a, ExtendProblem &) { a.v_scale = std::numeric_limits<float>::quiet_NaN(); });
     add("UnknownVariant", "variant", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.variant = static_cast<lb_variant>(5); });
+    // ---- custom mask, window_kv_offsets, xai ----
+    add("WrongDtype_custom_mask", "custom_mask", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.custom_mask.dtype = LB_INT32; });
+    add("WrongNdim_custom_mask", "custom_mask", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) {
+        a.custom_mask.ndim = 2;
+        a.custom_mask.shape[1] = 1;
+        a.custom_mask.strides[1] = 1;
+    });
+    add("Absent_mask_indptr", "mask_indptr", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.mask_indptr = lb_tensor{}; });
+    add("WrongDtype_mask_indptr", "mask_indptr", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.mask_indptr.dtype = LB_INT32; });
+    add("MaskIndptrLengthNotB1", "mask_indptr", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.mask_indptr.shape[0] -= 1; });
+    add("MaskIndptrWithoutMask", "mask_indptr", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.custom_mask = lb_tensor{}; });
+    add("MaskIndptrNegative", "mask_indptr", kInvalid,
+        [](lb_extend_attention_args &, ExtendProblem &p) { p.mask_indptr[1] = -1; });
+    add("MaskIndptrPastMask", "mask_indptr", kInvalid,
+        [](lb_extend_attention_args &, ExtendProblem &p) { p.mask_indptr[2] = int64_t(p.custom_mask.size()) - 5; });
+    add("MaskTooShort", "mask_indptr", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.custom_mask.shape[0] -= 3; });
+    add("WrongDtype_window_kv_offsets", "window_kv_offsets", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.window_kv_offsets.dtype = LB_INT64; });
+    add("WindowKvOffsetsLengthNotB", "window_kv_offsets", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.window_kv_offsets.shape[0] = 2; });
+    add("WindowKvOffsetsNegative", "window_kv_offsets", kInvalid,
+        [](lb_extend_attention_args &, ExtendProblem &p) { p.window_kv_offsets[1] = -1; });
+    add("XaiTemperatureLenOne", "xai_temperature_len", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.xai_temperature_len = 1; });
     // ---- valid, but not built ----
     add("HeadDim32NotBuilt", "q_extend", LB_ERROR_UNSUPPORTED, [](lb_extend_attention_args &a, ExtendProblem &) {
         // Lq = Lv = 32 (half rows of the 64-wide buffers): a shape without a variant.
-        for (lb_attn_tensor *t : {&a.q_extend, &a.k_extend, &a.v_extend, &a.o_extend, &a.k_buffer, &a.v_buffer}) t->shape[2] = 32;
+        for (lb_tensor *t : {&a.q_extend, &a.k_extend, &a.v_extend, &a.o_extend, &a.k_buffer, &a.v_buffer}) t->shape[2] = 32;
     });
     return list;
 }

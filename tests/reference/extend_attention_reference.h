@@ -91,11 +91,27 @@ struct ExtendProblem {
     bool causal = true;
     int32_t window = -1;
     float sm_scale = 0, logit_cap = 0, k_scale = 1, v_scale = 1;
+    // Custom mask (empty: none): request b's E x (P + E + wko) block at mask_indptr[b].
+    std::vector<uint8_t> custom_mask;
+    std::vector<int64_t> mask_indptr;       // [B + 1]
+    std::vector<int32_t> window_kv_offsets; // [B] or empty (read only with a mask and W > 0)
+    bool skip_prefix_custom_mask = false;
+    int32_t xai_temperature_len = -1;
+    bool skip_prefix = false, skip_extend = false;
 
     float to_f(uint16_t h) const { return bf16 ? bf16_to_float(h) : fp16_to_float(h); }
     uint16_t from_f(float f) const { return bf16 ? float_to_bf16(f) : float_to_fp16(f); }
     int64_t E(int64_t b) const { return qo_indptr[b + 1] - qo_indptr[b]; }
     int64_t P(int64_t b) const { return kv_indptr[b + 1] - kv_indptr[b]; }
+    bool has_mask() const { return !custom_mask.empty(); }
+    int64_t wko(int64_t b) const {
+        return has_mask() && window > 0 && !window_kv_offsets.empty() ? window_kv_offsets[size_t(b)] : 0;
+    }
+    // Spec §3.7.2 addressing: column col of query row m of request b.
+    bool mask_at(int64_t b, int64_t m, int64_t col) const {
+        const int64_t S = P(b) + E(b), w = wko(b);
+        return custom_mask[size_t(mask_indptr[size_t(b)] + m * (S + w) + w + col)] != 0;
+    }
 };
 
 // Spec §3.7.2 visibility. Prefix key j for row m: window only. Extend key n: causal + window.
@@ -109,6 +125,20 @@ inline bool extend_visible(const ExtendProblem &p, int64_t m, int64_t n) {
         if (!p.causal && n - m > p.window) return false;
     }
     return true;
+}
+
+// With every §3.7.2 rule: the stage switches, the custom mask (it replaces the causal rule;
+// livebound keeps n <= m under is_causal, which equals SGLang's tile cut-off for masks that
+// are 0 above the diagonal: the tests build such masks), the window.
+inline bool prefix_key_visible(const ExtendProblem &p, int64_t b, int64_t m, int64_t j) {
+    if (p.skip_prefix) return false;
+    if (p.has_mask() && !p.skip_prefix_custom_mask && !p.mask_at(b, m, j)) return false;
+    return prefix_visible(p, p.P(b), m, j);
+}
+inline bool extend_key_visible(const ExtendProblem &p, int64_t b, int64_t m, int64_t n) {
+    if (p.skip_extend) return false;
+    if (p.has_mask() && !p.mask_at(b, m, p.P(b) + n)) return false;
+    return extend_visible(p, m, n);
 }
 
 template <typename Real>
@@ -142,18 +172,20 @@ Result<Real> reference(const ExtendProblem &p) {
                     for (int64_t d = 0; d < p.Lq; d++) dot += Real(p.to_f(qr[d])) * Real(p.to_f(kr[d]));
                     Real x = dot * scale * ks;
                     if (p.logit_cap > 0) x = Real(p.logit_cap) * std::tanh(x / Real(p.logit_cap));
+                    const int64_t L = p.xai_temperature_len;
+                    if (L > 0 && P + m > L) x *= std::log2(Real(P + m)) / std::log2(Real(L));
                     s.push_back(x);
                     vrow.push_back(vr);
                     vmul.push_back(vs);
                 };
                 for (int64_t j = 0; j < P; j++) {
-                    if (!prefix_visible(p, P, m, j)) continue;
+                    if (!prefix_key_visible(p, b, m, j)) continue;
                     const int64_t slot = p.kv_indices[size_t(k0 + j)];
                     add(&p.k_buf[size_t((slot * p.Hkv + g) * p.Lq)], &p.v_buf[size_t((slot * p.Hkv + g) * p.Lv)],
                         Real(p.k_scale), Real(p.v_scale));
                 }
                 for (int64_t n = 0; n < E; n++) {
-                    if (!extend_visible(p, m, n)) continue;
+                    if (!extend_key_visible(p, b, m, n)) continue;
                     add(&p.k_ext[size_t(((q0 + n) * p.Hkv + g) * p.Lq)], &p.v_ext[size_t(((q0 + n) * p.Hkv + g) * p.Lv)],
                         Real(1), Real(1));
                 }

@@ -1,5 +1,6 @@
 /* livebound C ABI: K7 extend_attention_fwd and K8 extend_attention_fwd_unified (spec §3.7, §3.8).
- * Included by livebound/livebound.h; see that header for lb_tensor, lb_device, lb_status. */
+ * Included by livebound/livebound.h; see that header for lb_tensor, lb_dtype (LB_FLOAT16,
+ * LB_BFLOAT16, LB_FLOAT32 for the attention tensors), lb_device, lb_status. */
 #ifndef LIVEBOUND_EXTEND_ATTENTION_H
 #define LIVEBOUND_EXTEND_ATTENTION_H
 
@@ -8,21 +9,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Floating-point element types of the attention tensors (lb_dtype covers the index types;
- * these codes do not overlap with it). */
-typedef enum lb_float_dtype { LB_FLOAT16 = 16, LB_BFLOAT16 = 17, LB_FLOAT32 = 18 } lb_float_dtype;
-
-/* A strided view of up to 3 dimensions of floating-point caller memory: shape/strides
- * row-major (torch order), strides in elements; the last dimension must be contiguous
- * (stride 1). An absent optional tensor is all zeros (data NULL, ndim 0). */
-typedef struct lb_attn_tensor {
-    void *data;
-    lb_float_dtype dtype;
-    int32_t ndim;
-    int64_t shape[3];
-    int64_t strides[3];
-} lb_attn_tensor;
 
 /* K7, SGLang's extend_attention_fwd / _fwd_kernel (spec §3.7, with the #32109 dead-tile
  * exit and the #34462 window lower bound, derived by Halide and applied to both stages).
@@ -34,22 +20,33 @@ typedef struct lb_attn_tensor {
  *   o[q0+m, h] = sum_visible e^(s-M) v [* v_scale for the prefix] / (sum_visible e^(s-M) + [sinks] e^(sink[h]-M))
  *   lse[q0+m, h] = ln(denominator) + M
  * fp32 accumulation; a row that sees nothing and has no sink gets o = 0, lse = -inf.
- * Not yet supported (LB_ERROR_UNSUPPORTED / absent fields): custom_mask + mask_indptr,
- * skip_prefix_custom_mask, window_kv_offsets, xai temperature, skip_prefix/skip_extend,
- * FP8 caches, CUDA devices (no CUDA variant yet). Rows of o_extend/lse_extend outside
- * [qo_indptr[0], qo_indptr[B]) are not written. */
+ * Custom mask (spec §3.7.2): request b's mask is a row-major E x (P + E + wko) byte matrix at
+ * custom_mask[mask_indptr[b]], wko = window_kv_offsets[b] when a custom mask, W > 0 and
+ * window_kv_offsets are all given, else 0; prefix key j is column wko + j, extend key n
+ * column wko + P + n; nonzero = visible. It replaces the causal rule in SGLang, which then
+ * stops at a BLOCK_M-dependent tile cut-off; livebound keeps n <= m instead (the same
+ * result for masks with mask(m, n) = 0 for n > m, as tree masks are). The window still
+ * applies. With skip_prefix_custom_mask the prefix ignores the mask.
+ *   xai_temperature_len = L > 0: s *= (P + m > L) ? log2(P + m) / log2(L) : 1, after the cap.
+ *   skip_prefix / skip_extend: that stage contributes nothing (its keys are invisible).
+ * Not yet supported: FP8 caches, CUDA devices (no CUDA variant yet). Rows of
+ * o_extend/lse_extend outside [qo_indptr[0], qo_indptr[B]) are not written. */
 typedef struct lb_extend_attention_args {
-    lb_attn_tensor q_extend;   /* [T, Hq, Lq] float16 | bfloat16: queries of all extend tokens */
-    lb_attn_tensor k_extend;   /* [T, Hkv, Lq] same dtype: keys of the extend tokens (Hq % Hkv == 0) */
-    lb_attn_tensor v_extend;   /* [T, Hkv, Lv] same dtype: values of the extend tokens */
-    lb_attn_tensor o_extend;   /* out, [T, Hq, Lv] same dtype: rows [qo_indptr[0], qo_indptr[B]) written */
-    lb_attn_tensor k_buffer;   /* [num_slots, Hkv, Lq] same dtype: KV cache keys (prefix) */
-    lb_attn_tensor v_buffer;   /* [num_slots, Hkv, Lv] same dtype: KV cache values (prefix) */
+    lb_tensor q_extend;        /* [T, Hq, Lq] float16 | bfloat16: queries of all extend tokens */
+    lb_tensor k_extend;        /* [T, Hkv, Lq] same dtype: keys of the extend tokens (Hq % Hkv == 0) */
+    lb_tensor v_extend;        /* [T, Hkv, Lv] same dtype: values of the extend tokens */
+    lb_tensor o_extend;        /* out, [T, Hq, Lv] same dtype: rows [qo_indptr[0], qo_indptr[B]) written */
+    lb_tensor k_buffer;        /* [num_slots, Hkv, Lq] same dtype: KV cache keys (prefix) */
+    lb_tensor v_buffer;        /* [num_slots, Hkv, Lv] same dtype: KV cache values (prefix) */
     lb_tensor qo_indptr;       /* [B + 1] int32: non-decreasing, qo_indptr[0] >= 0, qo_indptr[B] <= T */
     lb_tensor kv_indptr;       /* [B + 1] int32: non-decreasing, kv_indptr[0] >= 0, kv_indptr[B] <= len(kv_indices) */
     lb_tensor kv_indices;      /* [>= kv_indptr[B]] int32 | int64: cache slot of each prefix key, in [0, num_slots) */
-    lb_attn_tensor sinks;      /* optional, [Hq] float32: per-head sink logit (not scaled by sm_scale) */
-    lb_attn_tensor lse_extend; /* optional out, [T, Hq] float32: natural-log LSE, same rows as o_extend */
+    lb_tensor sinks;           /* optional, [Hq] float32: per-head sink logit (not scaled by sm_scale) */
+    lb_tensor lse_extend;      /* optional out, [T, Hq] float32: natural-log LSE, same rows as o_extend */
+    lb_tensor custom_mask;     /* optional, [n] uint8 (torch bool/uint8), flat: the requests' masks, see above */
+    lb_tensor mask_indptr;     /* [B + 1] int64, required iff custom_mask: mask_indptr[b] >= 0 and
+                                  mask_indptr[b] + E_b * (P_b + E_b + wko_b) <= n */
+    lb_tensor window_kv_offsets; /* optional, [B] int32 >= 0: read only with custom_mask and W > 0 */
     int64_t max_len_extend;    /* >= every E_b (sizes the query-tile axis, as SGLang's grid) */
     int32_t is_causal;         /* non-zero: causal masking inside the extend chunk */
     int32_t sliding_window_size; /* W; <= 0 (SGLang: -1) is off */
@@ -57,6 +54,11 @@ typedef struct lb_extend_attention_args {
     float logit_cap;           /* > 0: tanh soft cap; 0 off */
     float k_scale;             /* dequant scale of the cache keys (prefix only); 1 = none */
     float v_scale;             /* dequant scale of the cache values (prefix only); 1 = none */
+    int32_t skip_prefix_custom_mask; /* non-zero: the custom mask does not apply to prefix keys
+                                        (SGLang's default is True; 0 here applies it) */
+    int32_t xai_temperature_len; /* L; <= 0 (SGLang: -1) is off; 1 is invalid (log2(1) = 0) */
+    int32_t skip_prefix;       /* non-zero: stage 1 (prefix keys) is not computed */
+    int32_t skip_extend;       /* non-zero: stage 2 (extend keys) is not computed */
     lb_variant variant;        /* LB_BOUNDED (derived bounds) or LB_FULL_WIDTH (every tile, every chunk) */
 } lb_extend_attention_args;
 

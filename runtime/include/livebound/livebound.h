@@ -31,7 +31,17 @@ typedef enum lb_status {
     LB_ERROR_KERNEL = 4            /* the kernel itself reported an error */
 } lb_status;
 
-typedef enum lb_dtype { LB_DTYPE_NONE = 0, LB_INT32 = 1, LB_INT64 = 2, LB_UINT8 = 3 } lb_dtype;
+/* Element types: the index types of the metadata kernels, and the floating-point types of
+ * the attention tensors (K7, K8). */
+typedef enum lb_dtype {
+    LB_DTYPE_NONE = 0,
+    LB_INT32 = 1,
+    LB_INT64 = 2,
+    LB_UINT8 = 3,
+    LB_FLOAT16 = 16,
+    LB_BFLOAT16 = 17,
+    LB_FLOAT32 = 18
+} lb_dtype;
 
 typedef enum lb_device_type { LB_DEVICE_CPU = 0, LB_DEVICE_CUDA = 1 } lb_device_type;
 
@@ -41,15 +51,17 @@ typedef struct lb_device {
     void *stream;   /* CUstream for CUDA calls; ignored on the CPU */
 } lb_device;
 
-/* A strided view of caller memory. shape/strides are row-major (torch order),
- * strides in elements, >= 1. 1-D tensors may have any stride; 2-D tables need a column
- * stride of 1 (any row stride). An absent optional tensor is all zeros (data NULL, ndim 0). */
+/* A strided view of caller memory, up to 4 dimensions. shape/strides are row-major (torch
+ * order), strides in elements, >= 1; entries at and past ndim are ignored. 1-D tensors may
+ * have any stride; tensors of 2 or more dimensions need a last-dimension stride of 1 (any
+ * other stride). An absent optional tensor is all zeros (data NULL, ndim 0). */
+#define LB_MAX_DIMS 4
 typedef struct lb_tensor {
     void *data;
     lb_dtype dtype;
     int32_t ndim;
-    int64_t shape[2];
-    int64_t strides[2];
+    int64_t shape[LB_MAX_DIMS];
+    int64_t strides[LB_MAX_DIMS];
 } lb_tensor;
 
 /* Which form of a kernel runs. LB_BOUNDED is the product: Halide derived the loop
