@@ -89,9 +89,7 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
     // ---- arguments ----
     validate::device(device);
     const bool on_cuda = device.type == LB_DEVICE_CUDA;
-    if (a.variant != LB_BOUNDED && a.variant != LB_FULL_WIDTH) {
-        bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + std::to_string(static_cast<int>(a.variant)));
-    }
+    validate::variant(a.variant);
     validate::tensor(a.seq_lens, "seq_lens", {LB_INT32, LB_INT64}, 1);
     const int64_t bs = a.seq_lens.shape[0];
     validate::tensor(a.cache_seqlens, "cache_seqlens", {LB_INT32}, 1);
@@ -106,18 +104,11 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
     int page_shift = 0;
     if (gather) {
         page_shift = validate::page_shift(a.page_size, "page_size");
-        if (a.max_seq_pages < 0 || a.max_seq_pages > INT32_MAX) {
-            bad_argument("max_seq_pages", "must be in [0, 2^31), got " + std::to_string(a.max_seq_pages));
-        }
+        validate::int32_range(a.max_seq_pages, "max_seq_pages");
         validate::tensor(a.req_pool_indices, "req_pool_indices", {LB_INT32, LB_INT64}, 1);
         validate::extent_equals(a.req_pool_indices, "req_pool_indices", 0, bs, "bs (seq_lens length)");
-        validate::tensor(a.req_to_token, "req_to_token", {LB_INT32}, 2);
-        if (bs > 0 && (a.req_to_token.shape[0] < 1 || a.req_to_token.shape[1] < 1)) {
-            bad_argument("req_to_token", "must have at least one row and one column");
-        }
-        validate::tensor(a.page_table, "page_table", {LB_INT32}, 2);
-        validate::extent_at_least(a.page_table, "page_table", 0, bs, "bs");
-        validate::extent_at_least(a.page_table, "page_table", 1, a.max_seq_pages, "max_seq_pages");
+        validate::req_to_token(a.req_to_token, bs);
+        validate::page_table(a.page_table, "page_table", bs, a.max_seq_pages);
         used.insert(used.end(), {{&a.req_pool_indices, "req_pool_indices"},
                                  {&a.req_to_token, "req_to_token"},
                                  {&a.page_table, "page_table"}});
@@ -127,9 +118,7 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
             if (validate::is_absent(a.swa_page_table)) {
                 bad_argument("swa_page_table", "is required when full_to_swa is given");
             }
-            validate::tensor(a.swa_page_table, "swa_page_table", {LB_INT32}, 2);
-            validate::extent_at_least(a.swa_page_table, "swa_page_table", 0, bs, "bs");
-            validate::extent_at_least(a.swa_page_table, "swa_page_table", 1, a.max_seq_pages, "max_seq_pages");
+            validate::page_table(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages);
             used.insert(used.end(), {{&a.full_to_swa, "full_to_swa"}, {&a.swa_page_table, "swa_page_table"}});
         } else if (!validate::is_absent(a.swa_page_table)) {
             bad_argument("swa_page_table", "is given but full_to_swa is not (both or neither)");

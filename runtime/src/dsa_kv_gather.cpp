@@ -98,9 +98,7 @@ void run_get_k_and_s(const lb_dsa_kv_gather_args &a, const lb_device &device) {
     // ---- arguments ----
     validate::device(device);
     const bool on_cuda = device.type == LB_DEVICE_CUDA;
-    if (a.variant != LB_BOUNDED && a.variant != LB_FULL_WIDTH) {
-        bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + std::to_string(static_cast<int>(a.variant)));
-    }
+    validate::variant(a.variant);
     if (a.index_head_dim <= 0 || a.index_head_dim % 4 != 0) {
         bad_argument("index_head_dim", "must be a positive multiple of 4, got " + std::to_string(a.index_head_dim));
     }
@@ -112,12 +110,8 @@ void run_get_k_and_s(const lb_dsa_kv_gather_args &a, const lb_device &device) {
     if (a.page_size < 1 || a.page_size > (1 << 20)) {
         bad_argument("page_size", "must be in [1, 2^20], got " + std::to_string(a.page_size));
     }
-    if (a.seq_len_sum < 0 || a.seq_len_sum > INT32_MAX) {
-        bad_argument("seq_len_sum", "must be in [0, 2^31), got " + std::to_string(a.seq_len_sum));
-    }
-    if (a.max_seq_len < 0 || a.max_seq_len > INT32_MAX) {
-        bad_argument("max_seq_len", "must be in [0, 2^31), got " + std::to_string(a.max_seq_len));
-    }
+    validate::int32_range(a.seq_len_sum, "seq_len_sum");
+    validate::int32_range(a.max_seq_len, "max_seq_len");
     const int64_t page_bytes = int64_t{a.page_size} * (a.index_head_dim + 4);
 
     validate::tensor(a.seq_lens, "seq_lens", {LB_INT64, LB_INT32}, 1);

@@ -88,9 +88,7 @@ Common validate_common(const lb_device &device, lb_variant variant, const lb_ten
     Common c;
     validate::device(device);
     c.on_cuda = device.type == LB_DEVICE_CUDA;
-    if (variant != LB_BOUNDED && variant != LB_FULL_WIDTH) {
-        bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + std::to_string(static_cast<int>(variant)));
-    }
+    validate::variant(variant);
     validate::tensor(seq_lens, "seq_lens", {LB_INT32, LB_INT64}, 1);
     c.bs = seq_lens.shape[0];
     validate::tensor(req_pool_indices, "req_pool_indices", {LB_INT32, LB_INT64}, 1);

@@ -106,9 +106,7 @@ void check_mask_values(const lb_extend_attention_args &a, int64_t B, bool use_wk
 void run_extend_attention(const lb_extend_attention_args &a, const lb_device &device) {
     // ---- arguments ----
     validate::device(device);
-    if (a.variant != LB_BOUNDED && a.variant != LB_FULL_WIDTH) {
-        bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + std::to_string(static_cast<int>(a.variant)));
-    }
+    validate::variant(a.variant);
     const lb_dtype dt = a.q_extend.dtype;
     if (dt != LB_FLOAT16 && dt != LB_BFLOAT16) {
         bad_argument("q_extend", std::string("expected dtype float16 or bfloat16, got ") + validate::dtype_name(dt));

@@ -98,9 +98,7 @@ void run_transform_index(const lb_transform_index_args &a, const lb_device &devi
     // ---- arguments ----
     validate::device(device);
     const bool on_cuda = device.type == LB_DEVICE_CUDA;
-    if (a.variant != LB_BOUNDED && a.variant != LB_FULL_WIDTH) {
-        bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + str(static_cast<int>(a.variant)));
-    }
+    validate::variant(a.variant);
     if (a.page_size != 1) bad_argument("page_size", "must be 1 (the only page size of this kernel), got " + str(a.page_size));
     const bool expanded = a.page_table_is_expanded != 0;
 
@@ -124,9 +122,7 @@ void run_transform_index(const lb_transform_index_args &a, const lb_device &devi
         bad_argument("output_num_tokens", "must be in [T = " + str(num_rows) + " (topk_indices rows), 2^31), got " +
                                               str(a.output_num_tokens));
     }
-    if (a.max_extend_len < 0 || a.max_extend_len > INT32_MAX) {
-        bad_argument("max_extend_len", "must be in [0, 2^31), got " + str(a.max_extend_len));
-    }
+    validate::int32_range(a.max_extend_len, "max_extend_len");
     if (n > 0 && a.max_extend_len < 1) {
         bad_argument("max_extend_len", "must be >= 1 when num_tokens = " + str(n) + " > 0");
     }

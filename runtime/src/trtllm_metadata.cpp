@@ -137,10 +137,8 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
     // ---- arguments ----
     validate::device(device);
     const bool on_cuda = device.type == LB_DEVICE_CUDA;
-    if (a.variant != LB_BOUNDED && a.variant != LB_FULL_WIDTH) {
-        bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + std::to_string(static_cast<int>(a.variant)));
-    }
-    if (a.bs < 0 || a.bs > INT32_MAX) bad_argument("bs", "must be in [0, 2^31), got " + std::to_string(a.bs));
+    validate::variant(a.variant);
+    validate::int32_range(a.bs, "bs");
     const int64_t bs = a.bs;
     if (a.q_mode < LB_Q_MODE_NONE || a.q_mode > LB_Q_MODE_STRIDED) {
         bad_argument("q_mode", "must be 0 (none), 1 (cumsum) or 2 (strided), got " + std::to_string(a.q_mode));
@@ -181,26 +179,17 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
     int page_shift = 0;
     if (gather) {
         page_shift = validate::page_shift(a.page_size, "page_size");
-        if (a.max_seq_pages < 0 || a.max_seq_pages > INT32_MAX) {
-            bad_argument("max_seq_pages", "must be in [0, 2^31), got " + std::to_string(a.max_seq_pages));
-        }
+        validate::int32_range(a.max_seq_pages, "max_seq_pages");
         validate::tensor(a.req_pool_indices, "req_pool_indices", {LB_INT32, LB_INT64}, 1);
         validate::extent_at_least(a.req_pool_indices, "req_pool_indices", 0, bs, "bs");
-        validate::tensor(a.req_to_token, "req_to_token", {LB_INT32}, 2);
-        if (bs > 0 && (a.req_to_token.shape[0] < 1 || a.req_to_token.shape[1] < 1)) {
-            bad_argument("req_to_token", "must have at least one row and one column");
-        }
-        validate::tensor(a.page_table, "page_table", {LB_INT32}, 2);
-        validate::extent_at_least(a.page_table, "page_table", 0, bs, "bs");
-        validate::extent_at_least(a.page_table, "page_table", 1, a.max_seq_pages, "max_seq_pages");
+        validate::req_to_token(a.req_to_token, bs);
+        validate::page_table(a.page_table, "page_table", bs, a.max_seq_pages);
         used.insert(used.end(), {{&a.req_pool_indices, "req_pool_indices"},
                                  {&a.req_to_token, "req_to_token"},
                                  {&a.page_table, "page_table"}});
         if (swa_pages) {
             if (!has_mapping) bad_argument("swa_page_table", "is given but swa_mapping is not");
-            validate::tensor(a.swa_page_table, "swa_page_table", {LB_INT32}, 2);
-            validate::extent_at_least(a.swa_page_table, "swa_page_table", 0, bs, "bs");
-            validate::extent_at_least(a.swa_page_table, "swa_page_table", 1, a.max_seq_pages, "max_seq_pages");
+            validate::page_table(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages);
             used.push_back({&a.swa_page_table, "swa_page_table"});
         }
     }

@@ -81,6 +81,31 @@ void extent_at_least(const lb_tensor &t, const char *name, int dim, int64_t n, c
     }
 }
 
+void variant(lb_variant v) {
+    if (v != LB_BOUNDED && v != LB_FULL_WIDTH) {
+        bad_argument("variant", "must be LB_BOUNDED or LB_FULL_WIDTH, got " + std::to_string(static_cast<int>(v)));
+    }
+}
+
+void int32_range(int64_t value, const char *name) {
+    if (value < 0 || value > std::numeric_limits<int32_t>::max()) {
+        bad_argument(name, "must be in [0, 2^31), got " + std::to_string(value));
+    }
+}
+
+void req_to_token(const lb_tensor &t, int64_t bs) {
+    tensor(t, "req_to_token", {LB_INT32}, 2);
+    if (bs > 0 && (t.shape[0] < 1 || t.shape[1] < 1)) {
+        bad_argument("req_to_token", "must have at least one row and one column");
+    }
+}
+
+void page_table(const lb_tensor &t, const char *name, int64_t bs, int64_t max_seq_pages) {
+    tensor(t, name, {LB_INT32}, 2);
+    extent_at_least(t, name, 0, bs, "bs");
+    extent_at_least(t, name, 1, max_seq_pages, "max_seq_pages");
+}
+
 void device(const lb_device &device) {
     if (device.type == LB_DEVICE_CPU) return;
     if (device.type != LB_DEVICE_CUDA) {

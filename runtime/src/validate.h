@@ -25,6 +25,18 @@ void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype
 void extent_equals(const lb_tensor &t, const char *name, int dim, int64_t n, const char *what_n);
 void extent_at_least(const lb_tensor &t, const char *name, int dim, int64_t n, const char *what_n);
 
+// The form of a kernel: LB_BOUNDED or LB_FULL_WIDTH.
+void variant(lb_variant v);
+
+// A host integer that a kernel receives as int32: in [0, 2^31).
+void int32_range(int64_t value, const char *name);
+
+// req_to_token: int32 [pool_rows, ctx] with at least one row and one column when bs > 0.
+void req_to_token(const lb_tensor &t, int64_t bs);
+
+// An int32 page-table output: at least bs rows and max_seq_pages columns.
+void page_table(const lb_tensor &t, const char *name, int64_t bs, int64_t max_seq_pages);
+
 // The device: its type, and for CUDA that the device exists and can be used.
 void device(const lb_device &device);
 
