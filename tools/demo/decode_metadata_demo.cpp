@@ -212,16 +212,9 @@ void k1_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
         int64_t live_columns = 0;
         for (auto l : want.live_pages) live_columns += l;
         for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
-            std::vector<Row> rs = {run_cpu(b, want, v)};
-            if (ctx.cuda) {
-                Row r;
-                std::string error;
-                if (run_cuda(b, want, v, &r, &error)) {
-                    rs.push_back(r);
-                } else {
-                    *note += "K1 on CUDA: " + error + "\n";
-                }
-            }
+            auto rs = livebound::demo::cpu_and_cuda_rows(
+                ctx, "K1", [&] { return run_cpu(b, want, v); },
+                [&](Row *r, std::string *error) { return run_cuda(b, want, v, r, error); }, note);
             for (auto &r : rs) {
                 r.full_width = b.bs * b.max_seq_pages() * (b.swa ? 2 : 1);
                 r.written = v == LB_BOUNDED ? live_columns * (b.swa ? 2 : 1) : r.full_width;

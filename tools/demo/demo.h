@@ -34,6 +34,24 @@ using Fn = void (*)(const Context &, std::vector<Row> *rows, std::string *note);
 bool register_demo(const char *kernel, Fn fn);
 const std::vector<std::pair<std::string, Fn>> &registered();
 
+// The rows of one workload and variant: `run_cpu()` always, and `run_cuda(Row *, std::string
+// *error)` when ctx.cuda; a CUDA failure adds "<kernel> on CUDA: <error>" to *note.
+template <typename RunCpu, typename RunCuda>
+std::vector<Row> cpu_and_cuda_rows(const Context &ctx, const std::string &kernel, RunCpu run_cpu, RunCuda run_cuda,
+                                   std::string *note) {
+    std::vector<Row> rows = {run_cpu()};
+    if (ctx.cuda) {
+        Row r;
+        std::string error;
+        if (run_cuda(&r, &error)) {
+            rows.push_back(r);
+        } else {
+            *note += kernel + " on CUDA: " + error + "\n";
+        }
+    }
+    return rows;
+}
+
 // Median of a few wall-clock timings of `call` on the CPU, in µs.
 double cpu_median_us(void (*call)(void *), void *arg, int repetitions = 15);
 

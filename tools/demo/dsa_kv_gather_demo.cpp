@@ -163,15 +163,10 @@ void k5_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
     in.head_dim = kD;
     const auto want = livebound::reference::get_k_and_s(in);
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
-        rows->push_back(run_cpu(b, want, v));
-        if (ctx.cuda) {
-            Row r;
-            std::string error;
-            if (run_cuda(b, want, v, &r, &error)) {
-                rows->push_back(r);
-            } else {
-                *note += "K5 on CUDA: " + error + "\n";
-            }
+        for (const Row &r : livebound::demo::cpu_and_cuda_rows(
+                 ctx, "K5", [&] { return run_cpu(b, want, v); },
+                 [&](Row *row, std::string *error) { return run_cuda(b, want, v, row, error); }, note)) {
+            rows->push_back(r);
         }
     }
 }

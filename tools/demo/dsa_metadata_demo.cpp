@@ -243,16 +243,9 @@ void dsa_demo(const Batch &b, const livebound::demo::Context &ctx, std::vector<R
     int64_t live = 0;
     for (int64_t r = 0; r < b.rows(); r++) live += want.live_tokens[r] + want.live_pages[r];
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
-        std::vector<Row> rs = {run_cpu(b, want, v)};
-        if (ctx.cuda) {
-            Row r;
-            std::string error;
-            if (run_cuda(b, want, v, &r, &error)) {
-                rs.push_back(r);
-            } else {
-                *note += b.kernel + " on CUDA: " + error + "\n";
-            }
-        }
+        auto rs = livebound::demo::cpu_and_cuda_rows(
+            ctx, b.kernel, [&] { return run_cpu(b, want, v); },
+            [&](Row *r, std::string *error) { return run_cuda(b, want, v, r, error); }, note);
         for (auto &r : rs) {
             r.full_width = b.rows() * (kWidth + Batch::real_cols());
             r.written = v == LB_BOUNDED ? live : r.full_width;

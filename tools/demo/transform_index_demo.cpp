@@ -159,15 +159,10 @@ void k6_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
     in.output_num_tokens = b.output_rows;
     const auto want = livebound::reference::transform_index(in);
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
-        rows->push_back(run_cpu(b, want, v));
-        if (ctx.cuda) {
-            Row r;
-            std::string error;
-            if (run_cuda(b, want, v, &r, &error)) {
-                rows->push_back(r);
-            } else {
-                *note += "K6 on CUDA: " + error + "\n";
-            }
+        for (const Row &r : livebound::demo::cpu_and_cuda_rows(
+                 ctx, "K6", [&] { return run_cpu(b, want, v); },
+                 [&](Row *row, std::string *error) { return run_cuda(b, want, v, row, error); }, note)) {
+            rows->push_back(r);
         }
     }
 }

@@ -249,16 +249,9 @@ void k4_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
         int64_t live_pages = 0;
         for (auto l : want.live_pages) live_pages += l;
         for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
-            std::vector<Row> rs = {run_cpu(b, want, v)};
-            if (ctx.cuda) {
-                Row r;
-                std::string error;
-                if (run_cuda(b, want, v, &r, &error)) {
-                    rs.push_back(r);
-                } else {
-                    *note += "K4 on CUDA: " + error + "\n";
-                }
-            }
+            auto rs = livebound::demo::cpu_and_cuda_rows(
+                ctx, "K4", [&] { return run_cpu(b, want, v); },
+                [&](Row *r, std::string *error) { return run_cuda(b, want, v, r, error); }, note);
             for (auto &r : rs) {
                 r.full_width = b.bs * b.max_seq_pages() * (b.swa ? 2 : 1);
                 r.written = v == LB_BOUNDED ? live_pages * (b.swa ? 2 : 1) : r.full_width;
