@@ -42,7 +42,7 @@ function(livebound_add_kernel name)
     if (ARG_LARGE_BUFFERS)
         list(APPEND features large_buffers)
     endif ()
-    add_halide_library(${name} FROM livebound_generators
+    add_halide_library(${name} FROM ${LIVEBOUND_GENERATOR_EXE}
                        GENERATOR ${ARG_GENERATOR}
                        TARGETS ${target}
                        FEATURES ${features}

@@ -13,6 +13,8 @@ endif ()
 set(_lb_gen_dir "${CMAKE_BINARY_DIR}/generated/livebound")
 
 foreach (family IN LISTS LIVEBOUND_BUILT_FAMILIES)
+    # livebound_add_kernel() runs the family's own generator executable (generators/).
+    set(LIVEBOUND_GENERATOR_EXE livebound_generator_${family})
     include("${CMAKE_CURRENT_LIST_DIR}/families/${family}.cmake")
 endforeach ()
 

@@ -36,14 +36,17 @@
 //
 // Halide dimension order is innermost first: q_extend(d, h, t) is torch [T, Hq, Lq].
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "Halide.h"
+#include "common/half_float.h"
 
 #include "extend_attention/cpu.h"
+#include "extend_attention/cuda.h"
 
 namespace livebound {
 namespace {
@@ -62,6 +65,13 @@ public:
     GeneratorParam<int> head_dim_v{"head_dim_v", 128};
     // true: derived bounds (product); false: full-width twin.
     GeneratorParam<bool> bounded{"bounded", true};
+    // false: no LSE output (the runtime's choice when the caller passes none; on CUDA it
+    // cannot hand the kernel a scratch block without allocating).
+    GeneratorParam<bool> with_lse{"with_lse", true};
+    // true: K8 `extend_attention_fwd_unified` (spec §3.8) instead of K7: one stage over
+    // request b's unified key list kv_indices[kv_indptr[b] ..], N_b = P_b + E_b cache
+    // slots (prefix then extend), prefix_lens[b] = P_b; no k/v_extend, no LSE.
+    GeneratorParam<bool> unified{"unified", false};
     // true: the instrumented chunk counter instead of attention (CPU only).
     GeneratorParam<bool> count_tiles{"count_tiles", false};
     // BLOCK_M / BLOCK_N: query rows per tile, keys per chunk.
@@ -69,6 +79,8 @@ public:
     GeneratorParam<int> block_n{"block_n", extend_attention::Knobs{}.block_n};
     // ---- schedule knobs ----
     GeneratorParam<int> cpu_vector{"cpu_vector", extend_attention::Knobs{}.cpu_vector};
+    // Head-dim elements per online-softmax state (see generate()); 0 = the target's choice.
+    GeneratorParam<int> acc_group{"acc_group", 0};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -83,11 +95,14 @@ public:
     Input<Buffer<>> *v_buffer = nullptr;
     // [B + 1] int32: q0_b = qo_indptr[b], E_b = qo_indptr[b + 1] - q0_b.
     Input<Buffer<int32_t, 1>> *qo_indptr = nullptr;
-    // [B + 1] int32: k0_b = kv_indptr[b], P_b = kv_indptr[b + 1] - k0_b.
+    // [B + 1] int32: k0_b = kv_indptr[b], P_b = kv_indptr[b + 1] - k0_b (K8: the unified
+    // list's length N_b = P_b + E_b).
     Input<Buffer<int32_t, 1>> *kv_indptr = nullptr;
     // [>= 1] index_type: cache slot of each prefix key (the runtime passes one dummy entry
     // when sum P_b = 0).
     Input<Buffer<>> *kv_indices = nullptr;
+    // K8 only, [B] int32: P_b, the prefix part of the unified list.
+    Input<Buffer<int32_t, 1>> *prefix_lens = nullptr;
     // [Hq] float32: per-head sink logits (read only when has_sinks).
     Input<Buffer<float, 1>> *sinks = nullptr;
     Input<bool> *has_sinks = nullptr;
@@ -133,14 +148,18 @@ public:
     void configure() {
         const Type dt = dtype;
         if (!(dt == Float(16) || dt == BFloat(16))) throw std::invalid_argument("extend_attention: dtype must be float16 or bfloat16");
+        if (unified && with_lse) throw std::invalid_argument("extend_attention: K8 (unified) has no LSE output");
         q_extend = add_input<Buffer<>>("q_extend", dt, 3);
-        k_extend = add_input<Buffer<>>("k_extend", dt, 3);
-        v_extend = add_input<Buffer<>>("v_extend", dt, 3);
+        if (!unified) {
+            k_extend = add_input<Buffer<>>("k_extend", dt, 3);
+            v_extend = add_input<Buffer<>>("v_extend", dt, 3);
+        }
         k_buffer = add_input<Buffer<>>("k_buffer", dt, 3);
         v_buffer = add_input<Buffer<>>("v_buffer", dt, 3);
         qo_indptr = add_input<Buffer<int32_t, 1>>("qo_indptr");
         kv_indptr = add_input<Buffer<int32_t, 1>>("kv_indptr");
         kv_indices = add_input<Buffer<>>("kv_indices", index_type, 1);
+        if (unified) prefix_lens = add_input<Buffer<int32_t, 1>>("prefix_lens");
         sinks = add_input<Buffer<float, 1>>("sinks");
         has_sinks = add_input<bool>("has_sinks");
         is_causal = add_input<bool>("is_causal");
@@ -153,19 +172,23 @@ public:
         if (!count_tiles) {
             custom_mask = add_input<Buffer<uint8_t, 1>>("custom_mask");
             mask_indptr = add_input<Buffer<int64_t, 1>>("mask_indptr");
-            window_kv_offsets = add_input<Buffer<int32_t, 1>>("window_kv_offsets");
+            if (!unified) window_kv_offsets = add_input<Buffer<int32_t, 1>>("window_kv_offsets");
             has_mask = add_input<bool>("has_mask");
-            skip_prefix_custom_mask = add_input<bool>("skip_prefix_custom_mask");
-            use_wko = add_input<bool>("use_wko");
+            if (!unified) {
+                skip_prefix_custom_mask = add_input<bool>("skip_prefix_custom_mask");
+                use_wko = add_input<bool>("use_wko");
+            }
             xai_temperature_len = add_input<int32_t>("xai_temperature_len");
-            skip_prefix = add_input<bool>("skip_prefix");
-            skip_extend = add_input<bool>("skip_extend");
+            if (!unified) {
+                skip_prefix = add_input<bool>("skip_prefix");
+                skip_extend = add_input<bool>("skip_extend");
+            }
         }
         if (count_tiles) {
             counts = add_output<Buffer<int32_t, 4>>("counts");
         } else {
             o_extend = add_output<Buffer<>>("o_extend", dt, 3);
-            lse = add_output<Buffer<float, 2>>("lse");
+            if (with_lse) lse = add_output<Buffer<float, 2>>("lse");
         }
     }
 
@@ -176,18 +199,25 @@ public:
         }
 
         // ---- interface ----
-        for (Input<Buffer<>> *in : {q_extend, k_extend, k_buffer}) in->dim(0).set_min(0).set_extent(Lq).set_stride(1);
-        for (Input<Buffer<>> *in : {v_extend, v_buffer}) in->dim(0).set_min(0).set_extent(Lv).set_stride(1);
+        for (Input<Buffer<>> *in : {q_extend, k_extend, k_buffer}) {
+            if (in) in->dim(0).set_min(0).set_extent(Lq).set_stride(1);
+        }
+        for (Input<Buffer<>> *in : {v_extend, v_buffer}) {
+            if (in) in->dim(0).set_min(0).set_extent(Lv).set_stride(1);
+        }
+        if (o_extend) o_extend->dim(0).set_min(0).set_extent(Lv).set_stride(1);
         for (Input<Buffer<>> *in : {q_extend, k_extend, v_extend, k_buffer, v_buffer}) {
+            if (!in) continue;
             in->dim(1).set_min(0);
             in->dim(2).set_min(0);
         }
+        if (prefix_lens) prefix_lens->dim(0).set_min(0).set_stride(Expr());
         qo_indptr->dim(0).set_min(0).set_stride(Expr());
         kv_indptr->dim(0).set_min(0).set_stride(Expr());
         kv_indices->dim(0).set_min(0).set_stride(Expr());
         sinks->dim(0).set_min(0).set_stride(Expr());
 
-        Expr Hq = q_extend->dim(1).extent(), Hkv = k_extend->dim(1).extent();
+        Expr Hq = q_extend->dim(1).extent(), Hkv = k_buffer->dim(1).extent();
         Expr T = q_extend->dim(2).extent();
         Expr num_slots = k_buffer->dim(2).extent();
         Expr num_indices = kv_indices->dim(0).extent();
@@ -201,43 +231,59 @@ public:
         Expr E = clamp((*qo_indptr)(b + 1) - q0, 0, min(T - q0, max_ext));
         Expr k0 = clamp((*kv_indptr)(b), 0, num_indices);
         Expr P = clamp((*kv_indptr)(b + 1) - k0, 0, num_indices - k0);
-        lens(b) = Tuple(q0, E, k0, P);
+        // Position of query row 0: K7 P_b (the prefix list's length), K8 prefix_lens[b].
+        Expr pos0 = unified ? clamp((*prefix_lens)(clamp(b, 0, prefix_lens->dim(0).extent() - 1)), 0, P) : P;
+        lens(b) = unified ? Tuple(q0, E, k0, P, pos0) : Tuple(q0, E, k0, P);
         Expr q0_b = lens(b)[0], E_b = lens(b)[1], k0_b = lens(b)[2], P_b = lens(b)[3];
+        Expr pos0_b = unified ? Expr(lens(b)[4]) : P_b;
 
         // Window and causal limits as runtime values: W_eff >= any position difference when
         // the window is off; U = upper limit of n - m in the extend stage.
         Expr big = min(num_indices + num_q_tiles * BM + BN, Expr(1 << 29));
         Expr W_eff = select(*sliding_window > 0, *sliding_window, big);
+        // (K8: a custom mask replaces the causal rule.)
+        // K8 with a custom mask: no causal rule, and (causal) no upper window side either;
+        // the upper side n - (P + m) <= W holds for non-causal windows only (spec §3.8).
         Expr U = select(*is_causal, 0, W_eff);
+        if (unified && has_mask) U = select(*is_causal && *has_mask, big, U);
 
         Expr m = qt * BM + qi;                       // query row within the request
         Expr kvh = clamp(h / max(Hq / max(Hkv, 1), 1), 0, Hkv - 1);  // GQA
+        Expr qpos = pos0_b + m;                      // its position among the keys
         Expr q_row = clamp(q0_b + m, 0, T - 1);
 
         // ---- the key RDoms: x = key within a chunk, y = chunk ----
         Expr prefix_chunks = (num_indices + (BN - 1)) / BN;
         Expr extend_chunks = (num_q_tiles * BM + (BN - 1)) / BN;
         rp = RDom(0, BN, 0, prefix_chunks, "rp");
-        re = RDom(0, BN, 0, extend_chunks, "re");
-        Expr j = rp.y * BN + rp.x, n = re.y * BN + re.x;
+        Expr j = rp.y * BN + rp.x;
+        // K8 has the one stage over the unified list (rp, keys at positions j, causal and
+        // two-sided window against qpos); K7 adds the extend chunk (re).
+        if (!unified) re = RDom(0, BN, 0, extend_chunks, "re");
+        Expr n = unified ? Expr() : re.y * BN + re.x;
 
         // Chunk-level predicates (mention only the chunk RVar and the tile: TrimNoOps solves
         // them for the chunk), then the element-level ones.
-        for (const Expr &c : chunk_predicates(0, rp.y, P_b, E_b, W_eff, U)) rp.where(c);
-        for (const Expr &c : chunk_predicates(1, re.y, P_b, E_b, W_eff, U)) re.where(c);
-        Expr vis_p = (P_b + m) - j <= W_eff;                 // window over the prefix
-        Expr vis_e = (m - n <= W_eff) && (n - m <= U);       // causal + window in the chunk
+        for (const Expr &c : chunk_predicates(0, rp.y, P_b, pos0_b, E_b, W_eff, U)) rp.where(c);
+        if (!unified) {
+            for (const Expr &c : chunk_predicates(1, re.y, P_b, pos0_b, E_b, W_eff, U)) re.where(c);
+        }
+        Expr vis_p = qpos - j <= W_eff;                      // window over the prefix / list
+        if (unified) vis_p = vis_p && (j - qpos <= U);       // K8: causal / two-sided window
+        Expr vis_e = unified ? Expr() : (m - n <= W_eff) && (n - m <= U);  // K7 extend chunk
         rp.where(j < P_b);
-        re.where(n < E_b);
+        if (!unified) re.where(n < E_b);
         if (bounded) {
             rp.where(m < E_b);   // rows past E_b of the last tile: no work
-            re.where(m < E_b);
             rp.where(vis_p);
-            re.where(vis_e);
+            if (!unified) {
+                re.where(m < E_b);
+                re.where(vis_e);
+            }
         }
 
         if (count_tiles) {
-            define_counts(P_b, E_b, W_eff, U, prefix_chunks, extend_chunks);
+            define_counts(P_b, pos0_b, E_b, W_eff, U, prefix_chunks, extend_chunks);
             return;
         }
 
@@ -246,30 +292,42 @@ public:
         //      the window/causal predicates. With is_causal the rule n <= m stays on (SGLang
         //      stops at a BLOCK_M-dependent cut-off instead; equal for masks with
         //      mask(m, n) = 0 for n > m, which is what tree masks are).
+        //      K8: the mask is request b's E x N matrix, no window offset, and it replaces
+        //      the causal rule (U above).
         custom_mask->dim(0).set_min(0).set_stride(Expr());
         mask_indptr->dim(0).set_min(0).set_stride(Expr());
-        window_kv_offsets->dim(0).set_min(0).set_stride(Expr());
+        if (window_kv_offsets) window_kv_offsets->dim(0).set_min(0).set_stride(Expr());
         Expr mask_len = custom_mask->dim(0).extent();
-        Expr wko = select(*use_wko, (*window_kv_offsets)(clamp(b, 0, window_kv_offsets->dim(0).extent() - 1)), 0);
+        Expr wko = unified ? Expr(0)
+                           : select(*use_wko, (*window_kv_offsets)(clamp(b, 0, window_kv_offsets->dim(0).extent() - 1)), 0);
         // Row m of request b's mask starts here; the prefix key j is column wko + j, the
-        // extend key n column wko + P + n.
-        Expr mrow = (*mask_indptr)(clamp(b, 0, mask_indptr->dim(0).extent() - 1)) +
-                    cast<int64_t>(m) * (cast<int64_t>(P_b) + cast<int64_t>(E_b) + cast<int64_t>(wko)) +
+        // extend key n column wko + P + n (K8: key j of the list is column j).
+        Expr row_len = unified ? cast<int64_t>(P_b) : cast<int64_t>(P_b) + cast<int64_t>(E_b) + cast<int64_t>(wko);
+        Expr mrow = (*mask_indptr)(clamp(b, 0, mask_indptr->dim(0).extent() - 1)) + cast<int64_t>(m) * row_len +
                     cast<int64_t>(wko);
         auto mask_at = [&](const Expr &col) {
             Expr i = clamp(mrow + cast<int64_t>(col), cast<int64_t>(0), cast<int64_t>(mask_len - 1));
             return (*custom_mask)(cast<int32_t>(i)) != cast<uint8_t>(0);
         };
-        Expr mask_p = !(*has_mask && !*skip_prefix_custom_mask) || mask_at(j);
-        Expr mask_e = !*has_mask || mask_at(P_b + n);
-        if (bounded) {
-            rp.where(!*skip_prefix);  // loop-invariant: the whole prefix stage or nothing
-            re.where(!*skip_extend);
-            rp.where(mask_p);
-            re.where(mask_e);
+        if (unified) {
+            Expr mask_u = !*has_mask || mask_at(j);
+            if (bounded) {
+                rp.where(mask_u);
+            } else {
+                vis_p = vis_p && mask_u;
+            }
         } else {
-            vis_p = vis_p && !*skip_prefix && mask_p;
-            vis_e = vis_e && !*skip_extend && mask_e;
+            Expr mask_p = !(*has_mask && !*skip_prefix_custom_mask) || mask_at(j);
+            Expr mask_e = !*has_mask || mask_at(P_b + n);
+            if (bounded) {
+                rp.where(!*skip_prefix);  // loop-invariant: the whole prefix stage or nothing
+                re.where(!*skip_extend);
+                rp.where(mask_p);
+                re.where(mask_e);
+            } else {
+                vis_p = vis_p && !*skip_prefix && mask_p;
+                vis_e = vis_e && !*skip_extend && mask_e;
+            }
         }
 
         // ---- logits ----
@@ -278,68 +336,94 @@ public:
         auto capped = [&](const Expr &s) { return select(cap > 0.0f, cap * tanh(s / cap), s); };
         // q.k as Lq/V lanes of partial sums (vectorised over the lane), then summed:
         // the same order in every variant.
-        RDom rd(0, Lq / V, "rd");
+        rd = RDom(0, Lq / V, "rd");
         Expr jc = clamp(k0_b + key, 0, num_indices - 1);
         Expr slot_raw = (*kv_indices)(jc);
         Expr slot = cast<int32_t>(clamp(slot_raw, cast(slot_raw.type(), 0), cast(slot_raw.type(), num_slots - 1)));
         Expr n_row = clamp(q0_b + key, 0, T - 1);
-        Expr qv = cast<float>((*q_extend)(rd * V + lane, h, q_row));
+        // The query tile in fp32: q_tile(dq, qi, qt, h, b) = q[q0_b + qt*BM + qi, h, dq].
+        q_tile(dq, qi, qt, h, b) = widen_to_float((*q_extend)(dq, h, q_row));
+        Expr qv = q_tile(rd * V + lane, qi, qt, h, b);
         dot_p(lane, key, qi, qt, h, b) = 0.0f;
         dot_p(lane, key, qi, qt, h, b) =
-            strict_float(dot_p(lane, key, qi, qt, h, b) + qv * cast<float>((*k_buffer)(rd * V + lane, kvh, slot)));
-        dot_e(lane, key, qi, qt, h, b) = 0.0f;
-        dot_e(lane, key, qi, qt, h, b) =
-            strict_float(dot_e(lane, key, qi, qt, h, b) + qv * cast<float>((*k_extend)(rd * V + lane, kvh, n_row)));
-        Expr sum_p = dot_p(0, key, qi, qt, h, b), sum_e = dot_e(0, key, qi, qt, h, b);
-        for (int l = 1; l < V; l++) {
-            sum_p += dot_p(l, key, qi, qt, h, b);
-            sum_e += dot_e(l, key, qi, qt, h, b);
-        }
+            strict_float(dot_p(lane, key, qi, qt, h, b) + qv * widen_to_float((*k_buffer)(rd * V + lane, kvh, slot)));
+        Expr sum_p = dot_p(0, key, qi, qt, h, b);
+        for (int l = 1; l < V; l++) sum_p += dot_p(l, key, qi, qt, h, b);
         // strict_float (here and in the state update): Halide and LLVM may not reassociate
         // or contract these, so every variant rounds the same operations the same way.
-        // xai temperature (Grok): per query position P + m, after the cap.
-        Expr qpos = P_b + m;
+        // xai temperature (Grok), per query position qpos, after the cap. K7:
+        // log2(qpos) / log2(L) for qpos > L; K8: L / (qpos + 1) for qpos >= L (spec §3.8).
         Expr xl = *xai_temperature_len;
-        Expr xai = select(xl > 0 && qpos > xl, log(cast<float>(qpos)) / log(cast<float>(max(xl, 2))), 1.0f);
+        Expr xai = unified ? select(xl > 0 && qpos >= xl, cast<float>(xl) / cast<float>(qpos + 1), 1.0f)
+                           : select(xl > 0 && qpos > xl, log(cast<float>(qpos)) / log(cast<float>(max(xl, 2))), 1.0f);
         auto tempered = [&](const Expr &s) { return select(xl > 0, s * xai, s); };
-        score_p(key, qi, qt, h, b) = strict_float(tempered(capped(sum_p * scale * *k_scale)));
-        score_e(key, qi, qt, h, b) = strict_float(tempered(capped(sum_e * scale)));
+        // K8: s = q.k * (sm_scale * k_scale) for every key (all in the cache).
+        Expr logit_p = unified ? sum_p * (scale * *k_scale) : sum_p * scale * *k_scale;
+        score_p(key, qi, qt, h, b) = strict_float(tempered(capped(logit_p)));
+        if (!unified) {
+            dot_e(lane, key, qi, qt, h, b) = 0.0f;
+            dot_e(lane, key, qi, qt, h, b) = strict_float(dot_e(lane, key, qi, qt, h, b) +
+                                                          qv * widen_to_float((*k_extend)(rd * V + lane, kvh, n_row)));
+            Expr sum_e = dot_e(0, key, qi, qt, h, b);
+            for (int l = 1; l < V; l++) sum_e += dot_e(l, key, qi, qt, h, b);
+            score_e(key, qi, qt, h, b) = strict_float(tempered(capped(sum_e * scale)));
+        }
 
-        // ---- one online softmax across both stages: Tuple{max, denominator, acc[d]} ----
-        state(d, qi, qt, h, b) = Tuple(Expr(-std::numeric_limits<float>::infinity()), 0.0f, 0.0f);
+        // ---- one online softmax across both stages. The state of row (qi, qt, h, b) is
+        //      split into groups of G = acc_group head-dim elements, each a Tuple
+        //      {running max, denominator, acc[g*G + 0 .. g*G + G-1]}: every group runs the
+        //      same max/denominator recurrence, so the result does not depend on G (a state
+        //      layout choice of the target's schedule, see schedules/extend_attention/).
+        state(g, qi, qt, h, b) = Tuple(initial_state());
         {
             Expr slot_j = cast<int32_t>(clamp(cast<int64_t>((*kv_indices)(clamp(k0_b + j, 0, num_indices - 1))),
                                               cast<int64_t>(0), cast<int64_t>(num_slots - 1)));
-            Expr v = cast<float>((*v_buffer)(d, kvh, slot_j)) * *v_scale;
+            // (K8 applies v_scale once, to the output.)
+            auto v = [&](const Expr &dv) {
+                Expr val = widen_to_float((*v_buffer)(dv, kvh, slot_j));
+                return unified ? val : val * *v_scale;
+            };
             online_update(score_p(j, qi, qt, h, b), v, bounded ? Expr() : vis_p);
         }
-        {
-            Expr v = cast<float>((*v_extend)(d, kvh, clamp(q0_b + n, 0, T - 1)));
+        if (!unified) {
+            Expr row_n = clamp(q0_b + n, 0, T - 1);
+            auto v = [&](const Expr &dv) { return widen_to_float((*v_extend)(dv, kvh, row_n)); };
             online_update(score_e(n, qi, qt, h, b), v, bounded ? Expr() : vis_e);
         }
 
-        // ---- finish: sinks, normalise, empty rows -> 0 / -inf ----
-        Expr mx = state(d, qi, qt, h, b)[0], den = state(d, qi, qt, h, b)[1], acc = state(d, qi, qt, h, b)[2];
+        // ---- finish: sinks, normalise, empty rows -> 0 / -inf (K7); K8: (acc / den) *
+        //      v_scale with no empty-row guard (0/0 = NaN, spec §3.8) ----
+        const int G = acc_group_size();
+        Expr gd = d / G;
+        Expr mx = state(gd, qi, qt, h, b)[0], den = state(gd, qi, qt, h, b)[1];
+        std::vector<Expr> accs;
+        for (int i = 0; i < G; i++) accs.push_back(state(gd, qi, qt, h, b)[2 + i]);
+        Expr acc = G == 1 ? accs[0] : mux(d % G, accs);  // a constant index once d is unrolled
         Expr sink = (*sinks)(clamp(h, 0, sinks->dim(0).extent() - 1));
         Expr mf = select(*has_sinks, max(mx, sink), mx);
         Expr keep = select(mx == mf, 1.0f, exp(mx - mf));    // exp(-inf - sink) = 0
         Expr denf = den * keep + select(*has_sinks, exp(sink - mf), 0.0f);
         Expr accf = acc * keep;
-        Expr o_val = select(denf > 0.0f, accf / denf, 0.0f);
+        Expr o_val = unified ? (accf / denf) * *v_scale : select(denf > 0.0f, accf / denf, 0.0f);
         Expr lse_val = select(denf > 0.0f, log(denf) + mf, Expr(-std::numeric_limits<float>::infinity()));
 
         // ---- outputs: rows m < E_b of every live tile, scattered to row q0_b + m ----
-        ro = RDom(0, BM, 0, num_q_tiles, 0, B, "ro");
+        // (x = qi, y = qt, z = b, w = head: the head is an RVar too, so that the o and lse
+        // scatters have the same loops, whatever the output buffers' extents.)
+        ro = RDom({{0, BM}, {0, num_q_tiles}, {0, B}, {0, Hq}}, "ro");
         if (bounded) ro.where(likely(ro.y * BM < lens(ro.z)[1]));
         ro.where(ro.y * BM + ro.x < lens(ro.z)[1]);
         Expr row = clamp(lens(ro.z)[0] + ro.y * BM + ro.x, 0, T - 1);
         Func fin("finish");
         fin(d, qi, qt, h, b) = Tuple(o_val, lse_val);
-        Func o = *o_extend, l = *lse;
+        Func o = *o_extend;
         o(d, h, t) = undef(Type(dtype));
-        o(d, h, row) = cast(Type(dtype), fin(d, ro.x, ro.y, h, ro.z)[0]);
-        l(h, t) = undef<float>();
-        l(h, row) = fin(0, ro.x, ro.y, h, ro.z)[1];
+        o(d, ro.w, row) = narrow_from_float(Type(dtype), fin(d, ro.x, ro.y, ro.w, ro.z)[0]);
+        if (with_lse) {
+            Func l = *lse;
+            l(h, t) = undef<float>();
+            l(ro.w, row) = fin(0, ro.x, ro.y, ro.w, ro.z)[1];
+        }
         finish = fin;
     }
 
@@ -348,9 +432,6 @@ public:
         knobs.block_m = block_m;
         knobs.block_n = block_n;
         knobs.cpu_vector = cpu_vector;
-        if (get_target().has_feature(Target::CUDA)) {
-            throw std::invalid_argument("extend_attention: no CUDA schedule yet (next session)");
-        }
         extend_attention::Stages s;
         s.state = state;
         s.score_p = score_p;
@@ -358,19 +439,30 @@ public:
         s.dot_p = dot_p;
         s.dot_e = dot_e;
         s.lens = lens;
+        s.q_tile = q_tile;
         s.finish = finish;
         if (count_tiles) {
             s.counts = *counts;
         } else {
             s.out = *o_extend;
-            s.lse = *lse;
+            if (with_lse) s.lse = *lse;
         }
         s.rp = rp;
+        s.rd = rd;
+        if (!count_tiles) {
+            s.cap_on = *logit_cap > 0.0f;
+            s.xai_on = *xai_temperature_len > 0;
+        }
         s.re = re;
+        s.num_stages = unified ? 1 : 2;
         s.ro = ro;
         s.cp = cp;
         s.ce = ce;
         s.d = d;
+        s.dq = dq;
+        s.g = g;
+        s.acc_group = acc_group_size();
+        s.head_dim_v = head_dim_v;
         s.qi = qi;
         s.qt = qt;
         s.h = h;
@@ -381,21 +473,28 @@ public:
         s.stage = stage;
         s.bounded = bounded;
         s.count_tiles = count_tiles;
-        extend_attention::schedule_cpu(s, knobs);
+        if (get_target().has_feature(Target::CUDA)) {
+            if (count_tiles) throw std::invalid_argument("extend_attention: count_tiles is a CPU-only variant");
+            extend_attention::schedule_cuda(s, knobs);
+        } else {
+            extend_attention::schedule_cpu(s, knobs);
+        }
     }
 
 private:
-    Var d{"d"}, qi{"qi"}, qt{"qt"}, h{"h"}, b{"b"}, lane{"lane"}, key{"key"}, t{"t"}, stage{"stage"};
+    Var d{"d"}, dq{"dq"}, g{"g"}, qi{"qi"}, qt{"qt"}, h{"h"}, b{"b"}, lane{"lane"}, key{"key"}, t{"t"}, stage{"stage"};
     Func lens{"lens"}, state{"state"}, score_p{"score_p"}, score_e{"score_e"};
-    Func dot_p{"dot_p"}, dot_e{"dot_e"}, finish{"finish"};
-    RDom rp, re, ro, cp, ce;
+    Func dot_p{"dot_p"}, dot_e{"dot_e"}, finish{"finish"}, q_tile{"q_tile"};
+    RDom rp, re, ro, cp, ce, rd;
 
     // The chunk-level (tile-by-chunk overlap) predicates of stage 0 (prefix) or 1 (extend)
     // for chunk `c` of the tile (qt, b). The real RDoms and the count_tiles chunk RDoms
     // both take their predicates from here. The full-width twin keeps only the stage's
-    // length. Prefix positions are j, queries P + m; extend keys and queries share origin.
-    std::vector<Expr> chunk_predicates(int which, const Expr &c, const Expr &P_b, const Expr &E_b, const Expr &W_eff,
-                                       const Expr &U) {
+    // length. Stage 0 keys (the prefix list; K8 the unified list, length P_b) are at
+    // positions j, queries at pos0_b + m (K7: pos0_b = P_b); extend keys and queries share
+    // their origin.
+    std::vector<Expr> chunk_predicates(int which, const Expr &c, const Expr &P_b, const Expr &pos0_b, const Expr &E_b,
+                                       const Expr &W_eff, const Expr &U) {
         const int BM = block_m, BN = block_n;
         Expr chunk_start = c * BN, chunk_end = c * BN + (BN - 1);
         Expr tile_start = qt * BM, tile_end = qt * BM + (BM - 1);
@@ -407,8 +506,13 @@ private:
                 // tile; a separate `qt*BM < E_b` conjunct gets folded into the row predicate
                 // `qt*BM + qi < E_b` by the simplifier and only empties the row loop.
                 preds.push_back(chunk_start < select(tile_start < E_b, P_b, 0));
-                preds.push_back((P_b + tile_start) - chunk_end <= W_eff);           // window vs chunk end
-                preds.push_back(tile_start + 1 <= W_eff);                           // window vs key P-1
+                preds.push_back((pos0_b + tile_start) - chunk_end <= W_eff);        // window vs chunk end
+                if (unified) {
+                    preds.push_back((pos0_b + tile_start) - (P_b - 1) <= W_eff);    // window vs the last key
+                    preds.push_back(chunk_start - (pos0_b + tile_end) <= U);        // causal / window upper
+                } else {
+                    preds.push_back(tile_start + 1 <= W_eff);                       // window vs key P-1
+                }
             }
         } else {
             if (bounded) {
@@ -421,29 +525,59 @@ private:
         return preds;
     }
 
-    void define_counts(const Expr &P_b, const Expr &E_b, const Expr &W_eff, const Expr &U, const Expr &prefix_chunks,
-                       const Expr &extend_chunks) {
+    void define_counts(const Expr &P_b, const Expr &pos0_b, const Expr &E_b, const Expr &W_eff, const Expr &U,
+                       const Expr &prefix_chunks, const Expr &extend_chunks) {
         cp = RDom(0, prefix_chunks, "cp");
         ce = RDom(0, extend_chunks, "ce");
-        for (const Expr &c : chunk_predicates(0, cp.x, P_b, E_b, W_eff, U)) cp.where(c);
-        for (const Expr &c : chunk_predicates(1, ce.x, P_b, E_b, W_eff, U)) ce.where(c);
+        for (const Expr &c : chunk_predicates(0, cp.x, P_b, pos0_b, E_b, W_eff, U)) cp.where(c);
+        for (const Expr &c : chunk_predicates(1, ce.x, P_b, pos0_b, E_b, W_eff, U)) ce.where(c);
         Func cnt = *counts;
         cnt(stage, qt, h, b) = 0;
-        // +1 per chunk whose chunk predicates hold (the `* 0` only names the RDom).
+        // +1 per chunk whose chunk predicates hold (the `* 0` only names the RDom); K8 has
+        // stage 0 only.
         cnt(0, qt, h, b) += 1 + cp.x * 0;
-        cnt(1, qt, h, b) += 1 + ce.x * 0;
+        if (!unified) cnt(1, qt, h, b) += 1 + ce.x * 0;
+    }
+
+    // Head-dim elements per softmax state: the knob acc_group, 0 = the target schedule's
+    // choice (schedules/extend_attention/{cpu,cuda}.h).
+    int acc_group_size() const {
+        const int Lv = head_dim_v;
+        int G = acc_group;
+        if (G == 0) {
+            G = get_target().has_feature(Target::CUDA) ? extend_attention::cuda_acc_group(Lv)
+                                                       : extend_attention::cpu_acc_group(Lv);
+        }
+        if (G <= 0 || Lv % G != 0) throw std::invalid_argument("extend_attention: acc_group must divide head_dim_v");
+        return G;
+    }
+
+    // The empty state: max -inf, denominator 0, G accumulators 0.
+    std::vector<Expr> initial_state() const {
+        std::vector<Expr> v{Expr(-std::numeric_limits<float>::infinity()), Expr(0.0f)};
+        v.resize(2 + acc_group_size(), Expr(0.0f));
+        return v;
     }
 
     // One online-softmax step per visible key (spec §3.7.3, per element instead of per BN
-    // tile: the same math with one rescale per key). `mask` (full-width twin only) keeps
-    // the old state for masked keys, exactly.
-    void online_update(const Expr &s, const Expr &v, const Expr &mask) {
-        Expr mo = state(d, qi, qt, h, b)[0], lo = state(d, qi, qt, h, b)[1], ao = state(d, qi, qt, h, b)[2];
+    // tile: the same math with one rescale per key) on the state group g, whose
+    // accumulator i holds head-dim element g*G + i. `v(d)` is the key's value at head-dim
+    // element d. `mask` (full-width twin only) keeps the old state for masked keys, exactly.
+    void online_update(const Expr &s, const std::function<Expr(const Expr &)> &v, const Expr &mask) {
+        const int G = acc_group_size();
+        FuncRef old = state(g, qi, qt, h, b);
+        Expr mo = old[0], lo = old[1];
         Expr mn = max(mo, s);
         Expr alpha = exp(mo - mn), p = exp(s - mn);
-        Tuple next(mn, strict_float(lo * alpha + p), strict_float(ao * alpha + p * v));
-        if (mask.defined()) next = select(mask, next, Tuple(mo, lo, ao));
-        state(d, qi, qt, h, b) = next;
+        std::vector<Expr> next{mn, strict_float(lo * alpha + p)}, keep{mo, lo};
+        for (int i = 0; i < G; i++) {
+            Expr ao = old[2 + i];
+            next.push_back(strict_float(ao * alpha + p * v(g * G + i)));
+            keep.push_back(ao);
+        }
+        Tuple t(next);
+        if (mask.defined()) t = select(mask, t, Tuple(keep));
+        state(g, qi, qt, h, b) = t;
     }
 };
 

@@ -132,6 +132,42 @@ def generic_table(bench, family):
     return "\n".join(out)
 
 
+def attention_table(bench):
+    """K7: bounded and full-width per case of targets.md §A-C, against SGLang's Triton figures."""
+    c = bench["context"]
+    cases = {}
+    for b in bench["benchmarks"]:
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        m = re.match(r"K7/(.+)/(bounded|full_width)/", b["run_name"])
+        if m:
+            cases.setdefault(m.group(1), {})[m.group(2)] = b
+    out = [f"# K7 `extend_attention_fwd` on {c['gpu']} ({c['date']})", "",
+           f"Commit `{c['commit']}`, driver {c['driver']}. Command: `{c.get('command', 'scripts/gpu_run.sh')}` "
+           "on the GPU machine (bench/bench_extend_attention.cpp: bf16, int64 kv_indices, no LSE; one warm-up "
+           "call, then CUDA-event timing of each call). Useful TFLOP/s as targets.md defines it. Triton = "
+           "SGLang's kernels on the same H200 (targets.md §A-C): `Triton` is the bounded kernel's figure "
+           "(window bound / early exit), the speed-up column the table's bounded / unbounded ratio.", "",
+           "| case | bounded ms | full-width ms | bounded / full | Triton's ratio | useful TFLOP/s | "
+           "Triton ms (TFLOP/s) | livebound / Triton time |",
+           "|---|---|---|---|---|---|---|---|"]
+    for name, v in cases.items():
+        bd, fw = v.get("bounded"), v.get("full_width")
+        if not bd:
+            continue
+        ms_b = bd["ms"] if "ms" in bd else bd["real_time"]
+        ms_f = (fw["ms"] if "ms" in fw else fw["real_time"]) if fw else None
+        tri_ms, tri_tf = bd.get("triton_ms", 0), bd.get("triton_TFLOP_s", 0)
+        ratio = bd.get("triton_speedup", 0)
+        out.append(f"| {name} | {ms_b:.3f} | {ms_f:.3f} | {ms_f / ms_b:.2f}x | "
+                   f"{('%.2fx' % ratio) if ratio else '-'} | {bd.get('useful_TFLOP_s', 0):.2f} | "
+                   f"{('%.3f (%.0f)' % (tri_ms, tri_tf)) if tri_ms else '-'} | "
+                   f"{('%.1fx' % (ms_b / tri_ms)) if tri_ms else '-'} |" if ms_f else
+                   f"| {name} | {ms_b:.3f} | - | - | - | {bd.get('useful_TFLOP_s', 0):.2f} | - | - |")
+    out.append("")
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
@@ -153,7 +189,12 @@ def main():
         base = f"{c['date']}-{slug(c['gpu'])}-{family}{args.tag}"
         shutil.copy(path, os.path.join(ROOT, "bench", "results", base + ".json"))
         with open(os.path.join(ROOT, "bench", "results", base + ".md"), "w") as fh:
-            fh.write(bench_table(bench) if family == "decode_metadata" else generic_table(bench, family))
+            if family == "decode_metadata":
+                fh.write(bench_table(bench))
+            elif family == "extend_attention":
+                fh.write(attention_table(bench))
+            else:
+                fh.write(generic_table(bench, family))
         print(base)
     c = contexts[0]
     base = f"{c['date']}-{slug(c['gpu'])}{args.tag}"

@@ -2,17 +2,67 @@
 # Included by cmake/kernels.cmake (LIVEBOUND_TARGETS and _lb_gen_dir are set there).
 #
 # Variant facts: dtype (bf16, fp16) x head dims (Lq/Lv = 128/128, 64/64; 576/512 for bf16) x bounded / full-width
-# twin, kv_indices int64 everywhere and int32 too for the main shape (bf16, 128/128). The LSE
-# output is always produced (the runtime hands a scratch row block when the caller passes
-# none). Window, causality, sinks, scales, lengths stay runtime inputs. Plus the CPU-only
-# count_tiles instrumented variants (two tile configurations, bounded and full-width) that
-# tests/extend_attention/test_tile_counts.cpp compares with the ideal chunk count.
+# twin, kv_indices int64 everywhere and int32 too for the main shape (bf16, 128/128). CPU
+# variants always produce the LSE (the runtime hands a scratch row block when the caller
+# passes none). Window, causality, sinks, scales, lengths stay runtime inputs. Plus the
+# CPU-only count_tiles instrumented variants (two tile configurations, bounded and
+# full-width) that tests/extend_attention/test_tile_counts.cpp compares with the ideal
+# chunk count.
+#
+# CUDA variants (BLOCK_M = BLOCK_N = 32, one thread per query row holding Lv + 2 fp32 state
+# registers, so head dims up to 256; no 576/512): bounded for bf16 64/64, 128/128, 256/256
+# and fp16 64/64, 128/128, each with and without the LSE output (no scratch can be handed
+# to a device kernel without allocating), bf16 128/128 with int32 indices without LSE; the
+# full-width twin for bf16 128/128 (with and without LSE: tests, benchmark cases B and C)
+# and bf16 256/256 without LSE (benchmark case A). Each CUDA variant takes 40-100 s to
+# compile (2 cores), hence the short list.
 set(_lb_k7_table "")
 set(_lb_k7_headers "")
 
+# livebound_k7_cuda(<form> <dt> <dqk> <dv> <idx> <lse>): one CUDA attention variant.
+function(livebound_k7_cuda form dt dqk dv idx lse)
+    if (dt STREQUAL "bf16")
+        set(halide_type bfloat16)
+    else ()
+        set(halide_type float16)
+    endif ()
+    if (form STREQUAL "bounded")
+        set(bounded true)
+    else ()
+        set(bounded false)
+    endif ()
+    string(REPLACE "int" "" i ${idx})
+    if (lse)
+        set(lse_tag lse)
+        set(with_lse true)
+    else ()
+        set(lse_tag nolse)
+        set(with_lse false)
+    endif ()
+    set(name lb_k7_cuda_${form}_${dt}_d${dqk}_${dv}_i${i}_${lse_tag})
+    livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda LARGE_BUFFERS
+                         PARAMS dtype=${halide_type} index_type=${idx} head_dim_qk=${dqk} head_dim_v=${dv}
+                                bounded=${bounded} with_lse=${with_lse})
+    set(_lb_k7_table "${_lb_k7_table}LB_K7_ATTN(cuda, ${form}, ${dt}, ${dqk}, ${dv}, ${idx}, ${with_lse}, ${name})\n" PARENT_SCOPE)
+    set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
+endfunction()
+
 foreach (target IN LISTS LIVEBOUND_TARGETS)
-    # CUDA schedule: next session. Only CPU variants exist for now.
-    if (NOT target STREQUAL "cpu")
+    if (target STREQUAL "cuda")
+        foreach (lse IN ITEMS 1 0)
+            foreach (dims IN ITEMS 64_64 128_128 256_256)
+                string(REPLACE "_" ";" dl "${dims}")
+                list(GET dl 0 dqk)
+                list(GET dl 1 dv)
+                livebound_k7_cuda(bounded bf16 ${dqk} ${dv} int64 ${lse})
+                if (NOT dims STREQUAL "256_256")
+                    livebound_k7_cuda(bounded fp16 ${dqk} ${dv} int64 ${lse})
+                endif ()
+            endforeach ()
+            livebound_k7_cuda(full bf16 128 128 int64 ${lse})
+        endforeach ()
+        livebound_k7_cuda(bounded bf16 128 128 int32 0)
+        livebound_k7_cuda(full bf16 256 256 int64 0)
         continue ()
     endif ()
     foreach (dt IN ITEMS bf16 fp16)
@@ -49,7 +99,7 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                                          PARAMS dtype=${halide_type} index_type=${idx} head_dim_qk=${dqk}
                                                 head_dim_v=${dv} bounded=${bounded})
                     string(APPEND _lb_k7_table
-                           "LB_K7_ATTN(${target}, ${form}, ${dt}, ${dqk}, ${dv}, ${idx}, ${name})\n")
+                           "LB_K7_ATTN(${target}, ${form}, ${dt}, ${dqk}, ${dv}, ${idx}, true, ${name})\n")
                     string(APPEND _lb_k7_headers "#include \"${name}.h\"\n")
                 endforeach ()
             endforeach ()
@@ -76,5 +126,58 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
     endforeach ()
 endforeach ()
 
+# K8 extend_attention_fwd_unified: the same generator with unified=true (one stage over the
+# unified kv_indices list, no LSE). CPU: bf16/fp16 x 128/128, 64/64, int64 indices (int32
+# too for bf16 128/128), bounded and full-width, plus the chunk counters (32 x 32). CUDA:
+# bounded bf16 64/64, 128/128 and fp16 128/128, full-width bf16 128/128.
+set(_lb_k8_table "")
+function(livebound_k8 target form dt dqk dv idx)
+    if (dt STREQUAL "bf16")
+        set(halide_type bfloat16)
+    else ()
+        set(halide_type float16)
+    endif ()
+    if (form STREQUAL "bounded")
+        set(bounded true)
+    else ()
+        set(bounded false)
+    endif ()
+    string(REPLACE "int" "" i ${idx})
+    set(name lb_k8_${target}_${form}_${dt}_d${dqk}_${dv}_i${i})
+    livebound_add_kernel(${name} GENERATOR extend_attention TARGET ${target} LARGE_BUFFERS
+                         PARAMS unified=true with_lse=false dtype=${halide_type} index_type=${idx}
+                                head_dim_qk=${dqk} head_dim_v=${dv} bounded=${bounded})
+    set(_lb_k8_table "${_lb_k8_table}LB_K8_ATTN(${target}, ${form}, ${dt}, ${dqk}, ${dv}, ${idx}, ${name})\n" PARENT_SCOPE)
+    set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
+endfunction()
+foreach (target IN LISTS LIVEBOUND_TARGETS)
+    if (target STREQUAL "cpu")
+        foreach (form IN ITEMS bounded full)
+            foreach (dt IN ITEMS bf16 fp16)
+                livebound_k8(cpu ${form} ${dt} 128 128 int64)
+                livebound_k8(cpu ${form} ${dt} 64 64 int64)
+            endforeach ()
+            livebound_k8(cpu ${form} bf16 128 128 int32)
+            set(name lb_k8_cpu_count_${form}_m32_n32)
+            if (form STREQUAL "bounded")
+                set(bounded true)
+            else ()
+                set(bounded false)
+            endif ()
+            livebound_add_kernel(${name} GENERATOR extend_attention TARGET cpu
+                                 PARAMS unified=true with_lse=false count_tiles=true dtype=bfloat16 index_type=int32
+                                        head_dim_qk=64 head_dim_v=64 bounded=${bounded} block_m=32 block_n=32)
+            string(APPEND _lb_k8_table "LB_K8_COUNT(cpu, ${form}, 32, 32, ${name})\n")
+            string(APPEND _lb_k7_headers "#include \"${name}.h\"\n")
+        endforeach ()
+    else ()
+        livebound_k8(cuda bounded bf16 128 128 int64)
+        livebound_k8(cuda bounded bf16 64 64 int64)
+        livebound_k8(cuda bounded fp16 128 128 int64)
+        livebound_k8(cuda full bf16 128 128 int64)
+    endif ()
+endforeach ()
+
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/k7_variants.inc" CONTENT "${_lb_k7_table}")
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/k8_variants.inc" CONTENT "${_lb_k8_table}")
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/k7_headers.inc" CONTENT "${_lb_k7_headers}")

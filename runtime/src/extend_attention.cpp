@@ -1,12 +1,13 @@
 // K7 extend_attention_fwd: validate every argument, pick the AOT variant (target x
 // bounded/full-width x dtype x head dims x kv_indices dtype, from
-// cmake/families/extend_attention.cmake) and call it on the caller's memory. CPU only so
-// far: a CUDA device gets LB_ERROR_UNSUPPORTED (no CUDA variant yet).
+// cmake/families/extend_attention.cmake) and call it on the caller's memory, with the
+// caller's device and stream on CUDA (nothing allocated, no sync: graph-capturable).
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "errors.h"
@@ -28,6 +29,7 @@ struct Variant {
     Dt dtype;
     int32_t head_dim_qk, head_dim_v;
     lb_dtype index_dtype;
+    bool with_lse;  // the variant has the lse output
     int (*run)(void **);
 };
 
@@ -35,47 +37,139 @@ constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
 constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64;
 
 const Variant kVariants[] = {
-#define LB_K7_ATTN(target, form, dt, dqk, dv, idx, name) {Target::target, k_##form, Dt::dt, dqk, dv, k_##idx, name##_argv},
+#define LB_K7_ATTN(target, form, dt, dqk, dv, idx, lse, name) \
+    {Target::target, k_##form, Dt::dt, dqk, dv, k_##idx, lse, name##_argv},
 #define LB_K7_COUNT(target, form, bm, bn, name)
 #include "livebound/k7_variants.inc"
 #undef LB_K7_ATTN
 #undef LB_K7_COUNT
 };
 
-// Host values (CPU calls): the ranges and the slots the kernel follows.
-void check_values(const lb_extend_attention_args &a, int64_t B, int64_t T, int64_t num_slots) {
-    const int64_t num_indices = a.kv_indices.shape[0];
-    for (const auto &[t, name, limit, what] :
-         {std::tuple<const lb_tensor &, const char *, int64_t, const char *>{a.qo_indptr, "qo_indptr", T, "T (q_extend rows)"},
-          std::tuple<const lb_tensor &, const char *, int64_t, const char *>{a.kv_indptr, "kv_indptr", num_indices,
-                                                                             "len(kv_indices)"}}) {
-        int64_t prev = validate::host_element(t, 0);
-        if (prev < 0) bad_argument(name, std::string(name) + "[0] = " + std::to_string(prev) + " is negative");
-        for (int64_t b = 1; b <= B; b++) {
-            const int64_t v = validate::host_element(t, b);
-            if (v < prev) {
-                bad_argument(name, std::string(name) + "[" + std::to_string(b) + "] = " + std::to_string(v) +
-                                       " is smaller than entry " + std::to_string(b - 1) + " = " + std::to_string(prev));
-            }
-            if (&t == &a.qo_indptr && v - prev > a.max_len_extend) {
-                bad_argument("max_len_extend", std::to_string(a.max_len_extend) + " is smaller than E_" +
-                                                   std::to_string(b - 1) + " = " + std::to_string(v - prev));
-            }
-            prev = v;
-        }
-        if (prev > limit) {
-            bad_argument(name, std::string(name) + "[B] = " + std::to_string(prev) + " exceeds " + what + " = " +
-                                   std::to_string(limit));
-        }
+// K8 variants (no LSE output).
+const Variant kUnifiedVariants[] = {
+#define LB_K8_ATTN(target, form, dt, dqk, dv, idx, name) \
+    {Target::target, k_##form, Dt::dt, dqk, dv, k_##idx, false, name##_argv},
+#define LB_K8_COUNT(target, form, bm, bn, name)
+#include "livebound/k8_variants.inc"
+#undef LB_K8_ATTN
+#undef LB_K8_COUNT
+};
+
+// ---- checks shared by K7 and K8 ----
+
+// The scalar arguments.
+void check_scalars(int64_t max_len_extend, float sm_scale, float logit_cap, float k_scale, float v_scale) {
+    if (max_len_extend < 0 || max_len_extend > (int64_t{1} << 28)) {
+        bad_argument("max_len_extend", "must be in [0, 2^28], got " + std::to_string(max_len_extend));
     }
-    const int64_t used = validate::host_element(a.kv_indptr, B);
-    for (int64_t i = validate::host_element(a.kv_indptr, 0); i < used; i++) {
-        const int64_t slot = validate::host_element(a.kv_indices, i);
+    if (!std::isfinite(sm_scale) || sm_scale < 0) bad_argument("sm_scale", "must be finite and >= 0 (0: 1/sqrt(Lq))");
+    if (!std::isfinite(logit_cap) || logit_cap < 0) bad_argument("logit_cap", "must be finite and >= 0 (0: off)");
+    if (!std::isfinite(k_scale)) bad_argument("k_scale", "must be finite");
+    if (!std::isfinite(v_scale)) bad_argument("v_scale", "must be finite");
+}
+
+// Optional sinks [Hq] float32, contiguous (lb_tensor lets 1-D index tensors be strided).
+void check_sinks(const lb_tensor &sinks, int64_t Hq, const char *what) {
+    if (validate::is_absent(sinks)) return;
+    validate::tensor(sinks, "sinks", {LB_FLOAT32}, 1);
+    validate::extent_equals(sinks, "sinks", 0, Hq, what);
+    if (sinks.shape[0] > 1 && sinks.strides[0] != 1) {
+        bad_argument("sinks", "must be contiguous (stride 1), got stride " + std::to_string(sinks.strides[0]));
+    }
+}
+
+// Optional custom mask (flat uint8) with its [B + 1] int64 mask_indptr; true when given.
+bool check_mask(const lb_tensor &mask, const lb_tensor &mask_indptr, int64_t B) {
+    if (validate::is_absent(mask)) {
+        if (!validate::is_absent(mask_indptr)) bad_argument("mask_indptr", "is given but custom_mask is not");
+        return false;
+    }
+    validate::tensor(mask, "custom_mask", {LB_UINT8}, 1);
+    validate::tensor(mask_indptr, "mask_indptr", {LB_INT64}, 1);
+    validate::extent_equals(mask_indptr, "mask_indptr", 0, B + 1, "B + 1 (qo_indptr length)");
+    return true;
+}
+
+// On CUDA, every given tensor must be device memory of device.index.
+void check_on_device(const std::vector<std::pair<const lb_tensor *, const char *>> &used, const lb_device &device) {
+    if (device.type != LB_DEVICE_CUDA) return;
+    for (const auto &[t, name] : used) validate::on_cuda_device(*t, name, device.index);
+}
+
+// Host values (CPU calls): an indptr is non-negative, non-decreasing and ends at <= limit;
+// for qo_indptr every E_b <= max_len_extend.
+void check_indptr_values(const lb_tensor &t, const char *name, int64_t B, int64_t limit, const char *what,
+                         int64_t max_len_extend) {
+    int64_t prev = validate::host_element(t, 0);
+    if (prev < 0) bad_argument(name, std::string(name) + "[0] = " + std::to_string(prev) + " is negative");
+    for (int64_t b = 1; b <= B; b++) {
+        const int64_t v = validate::host_element(t, b);
+        if (v < prev) {
+            bad_argument(name, std::string(name) + "[" + std::to_string(b) + "] = " + std::to_string(v) +
+                                   " is smaller than entry " + std::to_string(b - 1) + " = " + std::to_string(prev));
+        }
+        if (max_len_extend >= 0 && v - prev > max_len_extend) {
+            bad_argument("max_len_extend", std::to_string(max_len_extend) + " is smaller than E_" + std::to_string(b - 1) +
+                                               " = " + std::to_string(v - prev));
+        }
+        prev = v;
+    }
+    if (prev > limit) {
+        bad_argument(name, std::string(name) + "[B] = " + std::to_string(prev) + " exceeds " + what + " = " +
+                               std::to_string(limit));
+    }
+}
+
+// Host values: the slots the requests' lists name are inside the cache.
+void check_slot_values(const lb_tensor &kv_indptr, const lb_tensor &kv_indices, int64_t B, int64_t num_slots) {
+    const int64_t used = validate::host_element(kv_indptr, B);
+    for (int64_t i = validate::host_element(kv_indptr, 0); i < used; i++) {
+        const int64_t slot = validate::host_element(kv_indices, i);
         if (slot < 0 || slot >= num_slots) {
             bad_argument("kv_indices", "kv_indices[" + std::to_string(i) + "] = " + std::to_string(slot) +
                                            " is outside [0, " + std::to_string(num_slots) + ") (k_buffer slots)");
         }
     }
+}
+
+// The variant of `table` for these facts, or LB_ERROR_UNSUPPORTED naming `arg` and what is built.
+template <size_t N>
+const Variant &pick_variant(const Variant (&table)[N], const char *kernel, const char *arg, bool on_cuda, lb_variant form,
+                            lb_dtype dt, int64_t Lq, int64_t Lv, lb_dtype index_dtype, bool lse, const std::string &lse_text,
+                            const char *built) {
+    const Dt want = dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16;
+    const Target target = on_cuda ? Target::cuda : Target::cpu;
+    for (const auto &c : table) {
+        if (c.target == target && c.form == form && c.dtype == want && c.head_dim_qk == Lq && c.head_dim_v == Lv &&
+            c.index_dtype == index_dtype && c.with_lse == lse) {
+            return c;
+        }
+    }
+    throw Failure(LB_ERROR_UNSUPPORTED, "argument '" + std::string(arg) + "': no " + kernel + " " +
+                                            (on_cuda ? "CUDA" : "CPU") + " variant for dtype " + validate::dtype_name(dt) +
+                                            ", Lq = " + std::to_string(Lq) + ", Lv = " + std::to_string(Lv) +
+                                            ", kv_indices " + validate::dtype_name(index_dtype) + lse_text + ", " +
+                                            (form == LB_BOUNDED ? "bounded" : "full-width") + " (" + built + ")");
+}
+
+// Stand-ins for absent or empty inputs. The kernels never use their values (their flags
+// are off, or no request has such a key), but may load them: on the CPU host scratch; on
+// CUDA nothing may be allocated, so an 8-byte aligned scalar inside the caller's q (its
+// first row has Lq >= 64 elements: 128 contiguous bytes).
+struct StandIns {
+    StandIns(bool on_cuda, const lb_tensor &q) {
+        if (on_cuda) scalar = reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(q.data) + 7) & ~uintptr_t{7});
+    }
+    lb_tensor view(lb_dtype type) const { return lb_tensor{scalar, type, 1, {1}, {1}}; }
+    uint64_t host_scalar = 0;
+    void *scalar = &host_scalar;
+};
+
+// Host values (K7 CPU calls): the ranges and the slots the kernel follows.
+void check_values(const lb_extend_attention_args &a, int64_t B, int64_t T, int64_t num_slots) {
+    check_indptr_values(a.qo_indptr, "qo_indptr", B, T, "T (q_extend rows)", a.max_len_extend);
+    check_indptr_values(a.kv_indptr, "kv_indptr", B, a.kv_indices.shape[0], "len(kv_indices)", -1);
+    check_slot_values(a.kv_indptr, a.kv_indices, B, num_slots);
 }
 
 // Custom-mask addressing (CPU calls): every request's E x (S + wko) block inside custom_mask.
@@ -147,28 +241,14 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
                                       std::to_string(B + 1) + " (qo_indptr length)");
     }
     validate::tensor(a.kv_indices, "kv_indices", {LB_INT32, LB_INT64}, 1);
-    if (!validate::is_absent(a.sinks)) {
-        validate::tensor(a.sinks, "sinks", {LB_FLOAT32}, 1);
-        validate::extent_equals(a.sinks, "sinks", 0, Hq, "Hq (q_extend heads)");
-        // K7 keeps its float vectors contiguous (lb_tensor lets 1-D index tensors be strided).
-        if (a.sinks.shape[0] > 1 && a.sinks.strides[0] != 1) {
-            bad_argument("sinks", "must be contiguous (stride 1), got stride " + std::to_string(a.sinks.strides[0]));
-        }
-    }
+    check_sinks(a.sinks, Hq, "Hq (q_extend heads)");
     const bool with_lse = !validate::is_absent(a.lse_extend);
     if (with_lse) {
         validate::tensor(a.lse_extend, "lse_extend", {LB_FLOAT32}, 2);
         validate::extent_equals(a.lse_extend, "lse_extend", 0, T, "T (q_extend rows)");
         validate::extent_equals(a.lse_extend, "lse_extend", 1, Hq, "Hq (q_extend heads)");
     }
-    const bool has_mask = !validate::is_absent(a.custom_mask);
-    if (has_mask) {
-        validate::tensor(a.custom_mask, "custom_mask", {LB_UINT8}, 1);
-        validate::tensor(a.mask_indptr, "mask_indptr", {LB_INT64}, 1);
-        validate::extent_equals(a.mask_indptr, "mask_indptr", 0, B + 1, "B + 1 (qo_indptr length)");
-    } else if (!validate::is_absent(a.mask_indptr)) {
-        bad_argument("mask_indptr", "is given but custom_mask is not");
-    }
+    const bool has_mask = check_mask(a.custom_mask, a.mask_indptr, B);
     // window_kv_offsets is read only with a custom mask and a window (SGLang ignores it otherwise).
     const bool use_wko = has_mask && a.sliding_window_size > 0 && !validate::is_absent(a.window_kv_offsets);
     if (use_wko) {
@@ -178,74 +258,77 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     if (a.xai_temperature_len == 1) {
         bad_argument("xai_temperature_len", "must be <= 0 (off) or >= 2, got 1 (log2(1) = 0)");
     }
-    if (a.max_len_extend < 0 || a.max_len_extend > (int64_t{1} << 28)) {
-        bad_argument("max_len_extend", "must be in [0, 2^28], got " + std::to_string(a.max_len_extend));
-    }
-    if (!std::isfinite(a.sm_scale) || a.sm_scale < 0) bad_argument("sm_scale", "must be finite and >= 0 (0: 1/sqrt(Lq))");
-    if (!std::isfinite(a.logit_cap) || a.logit_cap < 0) bad_argument("logit_cap", "must be finite and >= 0 (0: off)");
-    if (!std::isfinite(a.k_scale)) bad_argument("k_scale", "must be finite");
-    if (!std::isfinite(a.v_scale)) bad_argument("v_scale", "must be finite");
+    check_scalars(a.max_len_extend, a.sm_scale, a.logit_cap, a.k_scale, a.v_scale);
 
-    if (device.type == LB_DEVICE_CUDA) {
-        throw Failure(LB_ERROR_UNSUPPORTED, "argument 'device': no CUDA variant of K7 extend_attention_fwd yet");
+    // Every given tensor lives where the call runs (CUDA: device memory of device.index).
+    const bool on_cuda = device.type == LB_DEVICE_CUDA;
+    std::vector<std::pair<const lb_tensor *, const char *>> used = {
+        {&a.q_extend, "q_extend"},   {&a.k_extend, "k_extend"},   {&a.v_extend, "v_extend"},
+        {&a.o_extend, "o_extend"},   {&a.k_buffer, "k_buffer"},   {&a.v_buffer, "v_buffer"},
+        {&a.qo_indptr, "qo_indptr"}, {&a.kv_indptr, "kv_indptr"}, {&a.kv_indices, "kv_indices"}};
+    if (!validate::is_absent(a.sinks)) used.push_back({&a.sinks, "sinks"});
+    if (with_lse) used.push_back({&a.lse_extend, "lse_extend"});
+    if (has_mask) {
+        used.push_back({&a.custom_mask, "custom_mask"});
+        used.push_back({&a.mask_indptr, "mask_indptr"});
     }
-    const Variant *v = nullptr;
-    const Dt want = dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16;
-    for (const auto &c : kVariants) {
-        if (c.target == Target::cpu && c.form == a.variant && c.dtype == want && c.head_dim_qk == Lq &&
-            c.head_dim_v == Lv && c.index_dtype == a.kv_indices.dtype) {
-            v = &c;
-        }
+    if (use_wko) used.push_back({&a.window_kv_offsets, "window_kv_offsets"});
+    check_on_device(used, device);
+
+    // The variant: CPU variants always have the LSE output (a host scratch block stands in
+    // when the caller passes none); on CUDA the variant without it.
+    const Variant *v = &pick_variant(
+        kVariants, "K7", "q_extend", on_cuda, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse || !on_cuda,
+        on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
+        on_cuda ? "CUDA builds: bounded bf16 64/128/256 and fp16 64/128 head dims with int64 kv_indices, with or "
+                  "without lse; bf16 128 with int32 kv_indices without lse; full-width bf16 128 (with or without lse) "
+                  "and 256 (without)"
+                : "CPU builds: bf16/fp16 x 128/128, 64/64, bf16 576/512; int32 indices for bf16 128/128");
+    // Index values are checked where the host can read them; on CUDA the kernel clamps every
+    // data-dependent index instead (memory safety), and nothing is read back (no sync).
+    if (!on_cuda) {
+        check_values(a, B, T, num_slots);
+        if (has_mask) check_mask_values(a, B, use_wko);
     }
-    if (!v) {
-        throw Failure(LB_ERROR_UNSUPPORTED, "argument 'q_extend': no K7 variant for dtype " + std::string(validate::dtype_name(dt)) +
-                                                ", Lq = " + std::to_string(Lq) + ", Lv = " + std::to_string(Lv) +
-                                                ", kv_indices " + validate::dtype_name(a.kv_indices.dtype) +
-                                                " (built: bf16/fp16 x 128/128, 64/64, bf16 576/512; int32 indices for bf16 128/128)");
-    }
-    check_values(a, B, T, num_slots);
-    if (has_mask) check_mask_values(a, B, use_wko);
 
     // ---- call ----
-    // No query row: nothing to write, nothing runs.
-    if (B == 0 || T == 0 || validate::host_element(a.qo_indptr, B) == validate::host_element(a.qo_indptr, 0)) return;
+    // No query row: nothing to write, nothing runs (max_len_extend = 0: every E_b is 0, and
+    // a kernel with zero query tiles could not be launched).
+    if (B == 0 || T == 0 || a.max_len_extend == 0) return;
+    if (!on_cuda && validate::host_element(a.qo_indptr, B) == validate::host_element(a.qo_indptr, 0)) return;
 
     PipelineCall call(device);
-    // CPU-side stand-ins for absent or empty inputs (the kernel never reads them then):
-    // one index and one cache slot when there is no prefix, zero sinks, an LSE scratch.
-    std::vector<int64_t> dummy_index(1, 0);
+    // Stand-ins (StandIns), and with no cache slot at all a one-slot cache: on CUDA a view
+    // of k_extend/v_extend row 0, on the CPU host zeros.
+    const StandIns stand_in(on_cuda, a.q_extend);
+    auto scalar_view = [&](lb_dtype type) { return stand_in.view(type); };
     std::vector<uint16_t> dummy_k(static_cast<size_t>(Hkv * Lq), 0), dummy_v(static_cast<size_t>(Hkv * Lv), 0);
     std::vector<float> dummy_sinks(static_cast<size_t>(Hq), 0.0f);
     std::vector<float> lse_scratch;
 
     lb_tensor kv_indices = a.kv_indices;
-    if (kv_indices.shape[0] == 0) {
-        kv_indices = lb_tensor{};
-        kv_indices.data = dummy_index.data();
-        kv_indices.dtype = a.kv_indices.dtype;
-        kv_indices.ndim = 1;
-        kv_indices.shape[0] = 1;
-        kv_indices.strides[0] = 1;
-    }
+    if (kv_indices.shape[0] == 0) kv_indices = scalar_view(a.kv_indices.dtype);
     lb_tensor k_buffer = a.k_buffer, v_buffer = a.v_buffer;
     if (num_slots == 0) {
-        k_buffer.data = dummy_k.data();
-        v_buffer.data = dummy_v.data();
-        k_buffer.shape[0] = v_buffer.shape[0] = 1;
-        k_buffer.strides[0] = Hkv * Lq;
-        v_buffer.strides[0] = Hkv * Lv;
-        k_buffer.strides[1] = Lq;
-        v_buffer.strides[1] = Lv;
-        k_buffer.strides[2] = v_buffer.strides[2] = 1;
+        if (on_cuda) {
+            k_buffer = lb_tensor{a.k_extend.data, dt, 3, {1, Hkv, Lq}, {a.k_extend.strides[0], a.k_extend.strides[1], 1}};
+            v_buffer = lb_tensor{a.v_extend.data, dt, 3, {1, Hkv, Lv}, {a.v_extend.strides[0], a.v_extend.strides[1], 1}};
+        } else {
+            k_buffer = lb_tensor{dummy_k.data(), dt, 3, {1, Hkv, Lq}, {Hkv * Lq, Lq, 1}};
+            v_buffer = lb_tensor{dummy_v.data(), dt, 3, {1, Hkv, Lv}, {Hkv * Lv, Lv, 1}};
+        }
     }
     const bool has_sinks = !validate::is_absent(a.sinks);
     lb_tensor sinks = a.sinks;
-    if (!has_sinks) sinks = lb_tensor{dummy_sinks.data(), LB_FLOAT32, 1, {Hq}, {1}};
+    if (!has_sinks) sinks = on_cuda ? scalar_view(LB_FLOAT32) : lb_tensor{dummy_sinks.data(), LB_FLOAT32, 1, {Hq}, {1}};
     lb_tensor lse = a.lse_extend;
-    if (!with_lse) {
+    if (!with_lse && !on_cuda) {
         lse_scratch.assign(static_cast<size_t>(T * Hq), 0.0f);
         lse = lb_tensor{lse_scratch.data(), LB_FLOAT32, 2, {T, Hq}, {Hq, 1}};
     }
+    const lb_tensor mask = has_mask && a.custom_mask.shape[0] > 0 ? a.custom_mask : scalar_view(LB_UINT8);
+    const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
+    const lb_tensor wko = use_wko && a.window_kv_offsets.shape[0] > 0 ? a.window_kv_offsets : scalar_view(LB_INT32);
 
     halide_buffer_t *q = call.wrap_nd(a.q_extend, "q_extend");
     halide_buffer_t *k = call.wrap_nd(a.k_extend, "k_extend");
@@ -256,26 +339,134 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     halide_buffer_t *kvp = call.wrap_1d(a.kv_indptr, "kv_indptr", B + 1);
     halide_buffer_t *kvi = call.wrap_1d(kv_indices, "kv_indices", kv_indices.shape[0]);
     halide_buffer_t *sk = call.wrap_nd(sinks, "sinks");
-    uint8_t dummy_mask = 0;
-    int64_t dummy_mask_indptr = 0;
-    int32_t dummy_wko = 0;
-    const lb_tensor mask = has_mask ? a.custom_mask : lb_tensor{&dummy_mask, LB_UINT8, 1, {1}, {1}};
-    const lb_tensor mask_indptr = has_mask ? a.mask_indptr : lb_tensor{&dummy_mask_indptr, LB_INT64, 1, {1}, {1}};
-    const lb_tensor wko = use_wko ? a.window_kv_offsets : lb_tensor{&dummy_wko, LB_INT32, 1, {1}, {1}};
-    halide_buffer_t *cm = call.wrap_nd(mask.shape[0] > 0 ? mask : lb_tensor{&dummy_mask, LB_UINT8, 1, {1}, {1}}, "custom_mask");
+    halide_buffer_t *cm = call.wrap_nd(mask, "custom_mask");
     halide_buffer_t *mi = call.wrap_nd(mask_indptr, "mask_indptr");
-    halide_buffer_t *wk = call.wrap_nd(wko.shape[0] > 0 ? wko : lb_tensor{&dummy_wko, LB_INT32, 1, {1}, {1}}, "window_kv_offsets");
+    halide_buffer_t *wk = call.wrap_nd(wko, "window_kv_offsets");
     bool has_mask_arg = has_mask, skip_prefix_mask = a.skip_prefix_custom_mask != 0, use_wko_arg = use_wko;
     bool skip_prefix = a.skip_prefix != 0, skip_extend = a.skip_extend != 0;
     int32_t xai_len = a.xai_temperature_len;
     halide_buffer_t *o = call.wrap_nd(a.o_extend, "o_extend");
-    halide_buffer_t *l = call.wrap_nd(lse, "lse_extend");
     bool has_sinks_arg = has_sinks, causal = a.is_causal != 0;
     int32_t window = a.sliding_window_size, max_len = static_cast<int32_t>(a.max_len_extend);
     float sm_scale = a.sm_scale, logit_cap = a.logit_cap, k_scale = a.k_scale, v_scale = a.v_scale;
-    call.run(v->run, {call.user_context(), q, k, vv, kb, vb, qo, kvp, kvi, sk, &has_sinks_arg, &causal, &window,
-                      &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, wk, &has_mask_arg, &skip_prefix_mask,
-                      &use_wko_arg, &xai_len, &skip_prefix, &skip_extend, o, l});
+    std::vector<void *> argv = {call.user_context(), q, k, vv, kb, vb, qo, kvp, kvi, sk, &has_sinks_arg, &causal, &window,
+                                &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, wk, &has_mask_arg,
+                                &skip_prefix_mask, &use_wko_arg, &xai_len, &skip_prefix, &skip_extend, o};
+    if (v->with_lse) argv.push_back(call.wrap_nd(lse, "lse_extend"));
+    call.run(v->run, argv);
+}
+
+// K8: validate, pick the variant, call (spec §3.8).
+void run_extend_attention_unified(const lb_extend_attention_unified_args &a, const lb_device &device) {
+    validate::device(device);
+    validate::variant(a.variant);
+    const lb_dtype dt = a.q.dtype;
+    if (dt != LB_FLOAT16 && dt != LB_BFLOAT16) {
+        bad_argument("q", std::string("expected dtype float16 or bfloat16, got ") + validate::dtype_name(dt));
+    }
+    validate::tensor(a.q, "q", {dt}, 3);
+    const int64_t T = a.q.shape[0], Hq = a.q.shape[1], Lq = a.q.shape[2];
+    validate::tensor(a.k_buffer, "k_buffer", {dt}, 3);
+    validate::extent_equals(a.k_buffer, "k_buffer", 2, Lq, "Lq (q head dim)");
+    const int64_t num_slots = a.k_buffer.shape[0], Hkv = a.k_buffer.shape[1];
+    if (Hkv < 1 || Hq % Hkv != 0) {
+        bad_argument("k_buffer", "shape " + validate::shape_text(a.k_buffer) + ": Hkv = " + std::to_string(Hkv) +
+                                     " must be >= 1 and divide Hq = " + std::to_string(Hq));
+    }
+    if (num_slots < 1) bad_argument("k_buffer", "must have at least one slot (every key is in the cache)");
+    validate::tensor(a.v_buffer, "v_buffer", {dt}, 3);
+    validate::extent_equals(a.v_buffer, "v_buffer", 0, num_slots, "num_slots (k_buffer slots)");
+    validate::extent_equals(a.v_buffer, "v_buffer", 1, Hkv, "Hkv (k_buffer heads)");
+    const int64_t Lv = a.v_buffer.shape[2];
+    validate::tensor(a.o, "o", {dt}, 3);
+    validate::extent_equals(a.o, "o", 0, T, "T (q rows)");
+    validate::extent_equals(a.o, "o", 1, Hq, "Hq (q heads)");
+    validate::extent_equals(a.o, "o", 2, Lv, "Lv (v_buffer head dim)");
+    validate::tensor(a.qo_indptr, "qo_indptr", {LB_INT32}, 1);
+    const int64_t B = a.qo_indptr.shape[0] - 1;
+    if (B < 0) bad_argument("qo_indptr", "must have B + 1 >= 1 entries, got 0");
+    validate::tensor(a.kv_indptr, "kv_indptr", {LB_INT32}, 1);
+    validate::extent_equals(a.kv_indptr, "kv_indptr", 0, B + 1, "B + 1 (qo_indptr length)");
+    validate::tensor(a.kv_indices, "kv_indices", {LB_INT32, LB_INT64}, 1);
+    validate::tensor(a.prefix_lens, "prefix_lens", {LB_INT32}, 1);
+    validate::extent_equals(a.prefix_lens, "prefix_lens", 0, B, "B (qo_indptr length - 1)");
+    const bool has_sinks = !validate::is_absent(a.sinks);
+    check_sinks(a.sinks, Hq, "Hq (q heads)");
+    const bool has_mask = check_mask(a.custom_mask, a.mask_indptr, B);
+    check_scalars(a.max_len_extend, a.sm_scale, a.logit_cap, a.k_scale, a.v_scale);
+
+    const bool on_cuda = device.type == LB_DEVICE_CUDA;
+    std::vector<std::pair<const lb_tensor *, const char *>> used = {
+        {&a.q, "q"},                 {&a.o, "o"},                 {&a.k_buffer, "k_buffer"},
+        {&a.v_buffer, "v_buffer"},   {&a.qo_indptr, "qo_indptr"}, {&a.kv_indptr, "kv_indptr"},
+        {&a.kv_indices, "kv_indices"}, {&a.prefix_lens, "prefix_lens"}};
+    if (has_sinks) used.push_back({&a.sinks, "sinks"});
+    if (has_mask) {
+        used.push_back({&a.custom_mask, "custom_mask"});
+        used.push_back({&a.mask_indptr, "mask_indptr"});
+    }
+    check_on_device(used, device);
+    const Variant *v = &pick_variant(kUnifiedVariants, "K8", "q", on_cuda, a.variant, dt, Lq, Lv, a.kv_indices.dtype,
+                                     false, "",
+                                     on_cuda ? "CUDA builds: bounded bf16 64/64, 128/128 and fp16 128/128, full-width "
+                                               "bf16 128/128, int64 kv_indices"
+                                             : "CPU builds: bf16/fp16 x 128/128, 64/64, int64 kv_indices; bf16 128/128 "
+                                               "int32");
+    if (!on_cuda) {
+        // The ranges (as K7) and the unified list: N_b = P_b + E_b, slots in range, the masks.
+        check_indptr_values(a.qo_indptr, "qo_indptr", B, T, "T (q rows)", a.max_len_extend);
+        check_indptr_values(a.kv_indptr, "kv_indptr", B, a.kv_indices.shape[0], "len(kv_indices)", -1);
+        for (int64_t b = 0; b < B; b++) {
+            const int64_t E = validate::host_element(a.qo_indptr, b + 1) - validate::host_element(a.qo_indptr, b);
+            const int64_t N = validate::host_element(a.kv_indptr, b + 1) - validate::host_element(a.kv_indptr, b);
+            const int64_t P = validate::host_element(a.prefix_lens, b);
+            if (P < 0 || P + E != N) {
+                bad_argument("prefix_lens", "prefix_lens[" + std::to_string(b) + "] = " + std::to_string(P) +
+                                                ": request " + std::to_string(b) + "'s list has N = " + std::to_string(N) +
+                                                " keys, which must be P + E with E = " + std::to_string(E));
+            }
+            if (has_mask) {
+                const int64_t start = validate::host_element(a.mask_indptr, b);
+                if (start < 0 || (E * N > 0 && start > a.custom_mask.shape[0] - E * N)) {
+                    bad_argument("mask_indptr", "mask_indptr[" + std::to_string(b) + "] = " + std::to_string(start) +
+                                                    ": request " + std::to_string(b) + "'s E x N mask does not fit in "
+                                                    "custom_mask (" + std::to_string(a.custom_mask.shape[0]) + " bytes)");
+                }
+            }
+        }
+        check_slot_values(a.kv_indptr, a.kv_indices, B, num_slots);
+    }
+    if (B == 0 || T == 0 || a.max_len_extend == 0) return;
+    if (!on_cuda && validate::host_element(a.qo_indptr, B) == validate::host_element(a.qo_indptr, 0)) return;
+
+    const StandIns stand_in(on_cuda, a.q);
+    auto scalar_view = [&](lb_dtype type) { return stand_in.view(type); };
+    std::vector<float> dummy_sinks(static_cast<size_t>(Hq), 0.0f);
+    lb_tensor kv_indices = a.kv_indices;
+    if (kv_indices.shape[0] == 0) kv_indices = scalar_view(a.kv_indices.dtype);
+    lb_tensor sinks = a.sinks;
+    if (!has_sinks) sinks = on_cuda ? scalar_view(LB_FLOAT32) : lb_tensor{dummy_sinks.data(), LB_FLOAT32, 1, {Hq}, {1}};
+    const lb_tensor mask = has_mask && a.custom_mask.shape[0] > 0 ? a.custom_mask : scalar_view(LB_UINT8);
+    const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
+
+    PipelineCall call(device);
+    halide_buffer_t *q = call.wrap_nd(a.q, "q");
+    halide_buffer_t *kb = call.wrap_nd(a.k_buffer, "k_buffer");
+    halide_buffer_t *vb = call.wrap_nd(a.v_buffer, "v_buffer");
+    halide_buffer_t *qo = call.wrap_1d(a.qo_indptr, "qo_indptr", B + 1);
+    halide_buffer_t *kvp = call.wrap_1d(a.kv_indptr, "kv_indptr", B + 1);
+    halide_buffer_t *kvi = call.wrap_1d(kv_indices, "kv_indices", kv_indices.shape[0]);
+    halide_buffer_t *pl = call.wrap_1d(a.prefix_lens, "prefix_lens", B);
+    halide_buffer_t *sk = call.wrap_nd(sinks, "sinks");
+    halide_buffer_t *cm = call.wrap_nd(mask, "custom_mask");
+    halide_buffer_t *mi = call.wrap_nd(mask_indptr, "mask_indptr");
+    halide_buffer_t *o = call.wrap_nd(a.o, "o");
+    bool has_sinks_arg = has_sinks, causal = a.is_causal != 0, has_mask_arg = has_mask;
+    int32_t window = a.sliding_window_size, max_len = static_cast<int32_t>(a.max_len_extend);
+    int32_t xai_len = a.xai_temperature_len;
+    float sm_scale = a.sm_scale, logit_cap = a.logit_cap, k_scale = a.k_scale, v_scale = a.v_scale;
+    call.run(v->run, {call.user_context(), q, kb, vb, qo, kvp, kvi, pl, sk, &has_sinks_arg, &causal, &window, &max_len,
+                      &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, &has_mask_arg, &xai_len, o});
 }
 
 }  // namespace
@@ -292,6 +483,21 @@ extern "C" lb_status lb_extend_attention_fwd(const lb_extend_attention_args *arg
             const auto *c = static_cast<const Call *>(p);
             if (!c->args) livebound::bad_argument("args", "is null");
             livebound::run_extend_attention(*c->args, c->device);
+        },
+        &call);
+}
+
+extern "C" lb_status lb_extend_attention_fwd_unified(const lb_extend_attention_unified_args *args, lb_device device) {
+    struct Call {
+        const lb_extend_attention_unified_args *args;
+        lb_device device;
+    } call{args, device};
+    return livebound::guarded_call(
+        "lb_extend_attention_fwd_unified",
+        [](const void *p) {
+            const auto *c = static_cast<const Call *>(p);
+            if (!c->args) livebound::bad_argument("args", "is null");
+            livebound::run_extend_attention_unified(*c->args, c->device);
         },
         &call);
 }

@@ -15,36 +15,38 @@ inline void schedule_cpu(Stages &s, const Knobs &k) {
         // ones (the chunk RVar innermost, the tile outside it), requests in parallel.
         s.counts.compute_root().parallel(s.b);
         s.counts.update(0).reorder(s.cp.x, s.qt, s.h, s.b).parallel(s.b);
-        s.counts.update(1).reorder(s.ce.x, s.qt, s.h, s.b).parallel(s.b);
+        if (s.num_stages == 2) s.counts.update(1).reorder(s.ce.x, s.qt, s.h, s.b).parallel(s.b);
         return;
     }
 
-    // 1. The request ranges (q0, E, k0, P) once per call: B values.
+    // 1. The request ranges (q0, E, k0, P, pos0) once per call: B values. The query tile
+    //    inline: each q element is read where the dot needs it (vectorised over lanes).
     s.lens.compute_root();
+    s.q_tile.compute_inline();
 
     // 2. The softmax state of every (tile, head, request) at root: the two stage updates
     //    run over (qt, h, b) fused into one parallel loop (pure Vars: no race), the
     //    outputs then scatter rows from it. Cost: Lv x BM x tiles x Hq x B x 3 floats of
     //    scratch (the CUDA schedule keeps it per block instead).
     s.state.compute_root();
-    s.state.fuse(s.qt, s.h, tile).fuse(tile, s.b, work).parallel(work).vectorize(s.d, V);
+    s.state.fuse(s.qt, s.h, tile).fuse(tile, s.b, work).parallel(work).vectorize(s.g, V);
     //    Per stage: chunk (r.y) outside the tile's rows (qi) outside the keys of the chunk
-    //    (r.x) outside the head dim (d). The chunk-level predicates mention only r.y and
+    //    (r.x) outside the head dim (g: G = 1, one state per element). The chunk-level predicates mention only r.y and
     //    the tile, so they sit at the chunk loop and TrimNoOps solves them for r.y (the
     //    window lower bound, the causal upper bound, the stage length); the element
-    //    predicates sit at the key loop (trimmed per row). d is vectorised: it is below
+    //    predicates sit at the key loop (trimmed per row). g is vectorised: it is below
     //    every predicate, so no predicate becomes a vector mask and trimming survives.
     const RDom *rdoms[2] = {&s.rp, &s.re};
     const Func *scores[2] = {&s.score_p, &s.score_e};
     const Func *dots[2] = {&s.dot_p, &s.dot_e};
-    for (int u = 0; u < 2; u++) {
+    for (int u = 0; u < s.num_stages; u++) {
         const RDom &r = *rdoms[u];
         s.state.update(u)
-            .reorder(s.d, r.x, s.qi, r.y, s.qt, s.h, s.b)
+            .reorder(s.g, r.x, s.qi, r.y, s.qt, s.h, s.b)
             .fuse(s.qt, s.h, tile)
             .fuse(tile, s.b, work)
             .parallel(work)
-            .vectorize(s.d, V);
+            .vectorize(s.g, V);
         // 3. One logit per (key, row), computed inside the key loop (under the element
         //    predicate, so masked keys cost nothing), not once per d.
         LoopLevel at_key(s.state, r.x);
@@ -60,8 +62,10 @@ inline void schedule_cpu(Stages &s, const Knobs &k) {
     //    parallel. Rows of different requests are disjoint for valid qo_indptr (the
     //    runtime checks it on the CPU); Halide cannot prove that of a data-dependent row,
     //    hence allow_race_conditions.
-    s.out.update().reorder(s.d, s.h, s.ro.x, s.ro.y, s.ro.z).allow_race_conditions().parallel(s.ro.z).vectorize(s.d, V);
-    s.lse.update().reorder(s.h, s.ro.x, s.ro.y, s.ro.z).allow_race_conditions().parallel(s.ro.z);
+    s.out.update().reorder(s.d, s.ro.w, s.ro.x, s.ro.y, s.ro.z).allow_race_conditions().parallel(s.ro.z).vectorize(s.d, V);
+    if (s.lse.defined()) {
+        s.lse.update().reorder(s.ro.w, s.ro.x, s.ro.y, s.ro.z).allow_race_conditions().parallel(s.ro.z);
+    }
 }
 
 }  // namespace livebound::extend_attention

@@ -19,20 +19,37 @@ struct Knobs {
     int cpu_vector = 8;
 };
 
+// G = head-dim elements per online-softmax state (GeneratorParam acc_group = 0 asks the
+// target): the results are bit-identical for every G (tests/extend_attention), only the
+// state's layout changes.
+// CPU: G = 1, one state per head-dim element, so the head-dim loop vectorises over states
+// (the max/denominator are recomputed per element: 8 lanes of one vector, no extra
+// instructions).
+inline int cpu_acc_group(int /*head_dim_v*/) { return 1; }
+// CUDA: one state per row (G = Lv), so a thread computes each exp once per key and keeps
+// the whole row in registers (Lv + 2 of them: the CUDA variants stop at Lv = 256).
+inline int cuda_acc_group(int head_dim_v) { return head_dim_v; }
+
 struct Stages {
-    Halide::Func state;        // (d, qi, qt, h, b) Tuple{running max, denominator, acc[d]}
+    Halide::Func state;        // (g, qi, qt, h, b) Tuple{running max, denominator, acc[g*G + i], i < G}
     Halide::Func score_p;      // (j, qi, qt, h, b) prefix logit (after scale and cap)
-    Halide::Func score_e;      // (n, qi, qt, h, b) extend logit
+    Halide::Func score_e;      // (n, qi, qt, h, b) extend logit (K7 only)
     Halide::Func dot_p, dot_e; // (lane, key, qi, qt, h, b): per-lane partial q.k dots
-    Halide::Func lens;         // (b) Tuple{q0, E, k0, P}: the request's ranges, clamped
+    Halide::Func q_tile;       // (dq, qi, qt, h, b) the query tile in fp32
+    Halide::Func lens;         // (b) Tuple{q0, E, k0, P[, pos0 (K8)]}: the request's ranges
     Halide::Func finish;       // (d, qi, qt, h, b) Tuple{o value, lse value}, inlined
     Halide::Func out;          // o_extend (d, h, t): undef + scatter update (undefined in count_tiles)
     Halide::Func lse;          // lse (h, t): undef + scatter update (undefined in count_tiles)
     Halide::Func counts;       // count_tiles only: (stage, qt, h, b) visited chunks
-    Halide::RDom rp, re;       // prefix / extend keys: x = key within chunk, y = chunk
-    Halide::RDom ro;           // output rows: x = qi, y = qt, z = b
+    Halide::RDom rp, re;       // prefix (K8: unified list) / extend keys: x = key within chunk, y = chunk
+    int num_stages;            // state updates: 2 (K7: prefix, extend chunk), 1 (K8: unified list)
+    Halide::RDom ro;           // output rows: x = qi, y = qt, z = b, w = head
+    Halide::RDom rd;           // the q.k steps (Lq / V of them, V lanes each)
+    Halide::Expr cap_on, xai_on;  // logit cap / xai temperature in use (runtime conditions)
     Halide::RDom cp, ce;       // count_tiles only: chunk loops of the two stages
-    Halide::Var d, qi, qt, h, b, lane, key, t, stage;
+    Halide::Var d, dq, g, qi, qt, h, b, lane, key, t, stage;
+    int acc_group;             // G: head-dim elements per softmax state
+    int head_dim_v;            // Lv
     bool bounded;
     bool count_tiles;
 };

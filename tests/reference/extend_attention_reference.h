@@ -5,6 +5,9 @@
 //     weighted sum in float, output rounded to the input dtype;
 //   * ideal_chunk_count: chunks holding at least one visible (row, key) element, per stage
 //     and query tile (the count a derived chunk loop must hit).
+// K8 extend_attention_fwd_unified (spec §3.8): UnifiedProblem, reference_unified<Real>
+// (reference_unified_fp64 / reference_unified_naive_fp32), ideal_unified_chunk_count, and
+// unified_from_extend, which turns a K7 problem into the equivalent K8 one.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +15,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numeric>
+#include <random>
 #include <vector>
 
 namespace livebound::reference {
@@ -236,6 +241,213 @@ inline int32_t ideal_chunk_count(const ExtendProblem &p, int64_t b, int stage, i
         count += any;
     }
     return count;
+}
+
+// ============================ K8 (spec §3.8) ============================
+
+// One K8 problem: every key (prefix and extend) already in the cache; request b's unified
+// list kv_indices[kv_indptr[b] .. kv_indptr[b+1]) of N_b = P_b + E_b slots, the P_b =
+// prefix_lens[b] prefix slots first.
+struct UnifiedProblem {
+    bool bf16 = true;
+    int64_t B = 0, T = 0, Hq = 0, Hkv = 0, Lq = 0, Lv = 0, num_slots = 0;
+    std::vector<uint16_t> q;                  // [T, Hq, Lq]
+    std::vector<uint16_t> k_buf, v_buf;       // [num_slots, Hkv, Lq], [num_slots, Hkv, Lv]
+    std::vector<int32_t> qo_indptr, kv_indptr;  // [B + 1]
+    std::vector<int32_t> prefix_lens;         // [B]
+    std::vector<int64_t> kv_indices;          // [sum N]
+    std::vector<float> sinks;                 // [Hq] or empty
+    bool causal = true;
+    int32_t window = -1;
+    float sm_scale = 0, logit_cap = 0, k_scale = 1, v_scale = 1;
+    // Custom mask (empty: none): request b's row-major E x N block at mask_indptr[b].
+    std::vector<uint8_t> custom_mask;
+    std::vector<int64_t> mask_indptr;         // [B + 1]
+    int32_t xai_temperature_len = -1;
+
+    float to_f(uint16_t h) const { return bf16 ? bf16_to_float(h) : fp16_to_float(h); }
+    uint16_t from_f(float f) const { return bf16 ? float_to_bf16(f) : float_to_fp16(f); }
+    int64_t E(int64_t b) const { return qo_indptr[size_t(b + 1)] - qo_indptr[size_t(b)]; }
+    int64_t N(int64_t b) const { return kv_indptr[size_t(b + 1)] - kv_indptr[size_t(b)]; }
+    int64_t P(int64_t b) const { return prefix_lens[size_t(b)]; }
+    bool has_mask() const { return !custom_mask.empty(); }
+    bool mask_at(int64_t b, int64_t m, int64_t n) const {
+        return custom_mask[size_t(mask_indptr[size_t(b)] + m * N(b) + n)] != 0;
+    }
+};
+
+// Spec §3.8 visibility of list key n for query row m (position P + m) of request b:
+//   custom mask: mask(m, n) != 0, replacing the causal rule; else causal: n <= P + m;
+//   W > 0: (P + m) - n <= W, and when not causal also n - (P + m) <= W.
+inline bool unified_visible(const UnifiedProblem &p, int64_t b, int64_t m, int64_t n) {
+    const int64_t qpos = p.P(b) + m;
+    if (p.has_mask()) {
+        if (!p.mask_at(b, m, n)) return false;
+    } else if (p.causal && n > qpos) {
+        return false;
+    }
+    if (p.window > 0) {
+        if (qpos - n > p.window) return false;
+        if (!p.causal && n - qpos > p.window) return false;
+    }
+    return true;
+}
+
+// Softmax over the visible keys of one (row, head), in Real arithmetic; o not rounded, lse
+// left empty (K8 has none). A row that sees nothing and has no sink: NaN (0/0, as SGLang).
+template <typename Real>
+Result<Real> reference_unified(const UnifiedProblem &p) {
+    Result<Real> r;
+    r.o.assign(size_t(p.T * p.Hq * p.Lv), Real(0));
+    const int64_t group = p.Hq / p.Hkv;
+    const Real scale = p.sm_scale == 0 ? Real(1) / std::sqrt(Real(p.Lq)) : Real(p.sm_scale);
+    const Real qk_scale = scale * Real(p.k_scale);
+    std::vector<Real> s;
+    std::vector<const uint16_t *> vrow;
+    std::vector<Real> acc(size_t(p.Lv));
+    for (int64_t b = 0; b < p.B; b++) {
+        const int64_t q0 = p.qo_indptr[size_t(b)], E = p.E(b), k0 = p.kv_indptr[size_t(b)], N = p.N(b), P = p.P(b);
+        for (int64_t m = 0; m < E; m++) {
+            const int64_t qpos = P + m;
+            const int64_t L = p.xai_temperature_len;
+            const Real xai = L > 0 && qpos >= L ? Real(L) / Real(qpos + 1) : Real(1);
+            for (int64_t h = 0; h < p.Hq; h++) {
+                const int64_t g = h / group;
+                const uint16_t *qr = &p.q[size_t(((q0 + m) * p.Hq + h) * p.Lq)];
+                s.clear();
+                vrow.clear();
+                for (int64_t n = 0; n < N; n++) {
+                    if (!unified_visible(p, b, m, n)) continue;
+                    const int64_t slot = p.kv_indices[size_t(k0 + n)];
+                    const uint16_t *kr = &p.k_buf[size_t((slot * p.Hkv + g) * p.Lq)];
+                    Real dot = 0;
+                    for (int64_t d = 0; d < p.Lq; d++) dot += Real(p.to_f(qr[d])) * Real(p.to_f(kr[d]));
+                    Real x = dot * qk_scale;
+                    if (p.logit_cap > 0) x = Real(p.logit_cap) * std::tanh(x / Real(p.logit_cap));
+                    x *= xai;
+                    s.push_back(x);
+                    vrow.push_back(&p.v_buf[size_t((slot * p.Hkv + g) * p.Lv)]);
+                }
+                const bool sink = !p.sinks.empty();
+                Real M = -std::numeric_limits<Real>::infinity();
+                for (Real x : s) M = std::max(M, x);
+                if (sink) M = std::max(M, Real(p.sinks[size_t(h)]));
+                Real den = 0;
+                std::fill(acc.begin(), acc.end(), Real(0));
+                for (size_t i = 0; i < s.size(); i++) {
+                    const Real e = std::exp(s[i] - M);
+                    den += e;
+                    for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += e * Real(p.to_f(vrow[i][d]));
+                }
+                if (sink) den += std::exp(Real(p.sinks[size_t(h)]) - M);
+                Real *o = &r.o[size_t((q0 + m) * p.Hq + h) * size_t(p.Lv)];
+                for (int64_t d = 0; d < p.Lv; d++) {
+                    o[d] = den > 0 ? acc[size_t(d)] / den * Real(p.v_scale) : std::numeric_limits<Real>::quiet_NaN();
+                }
+            }
+        }
+    }
+    return r;
+}
+
+inline Result<double> reference_unified_fp64(const UnifiedProblem &p) { return reference_unified<double>(p); }
+
+// Naive same-precision reference: float arithmetic, output rounded to the input dtype.
+inline Result<float> reference_unified_naive_fp32(const UnifiedProblem &p) {
+    Result<float> r = reference_unified<float>(p);
+    for (float &x : r.o) x = p.to_f(p.from_f(x));
+    return r;
+}
+
+// Chunks of BN keys of request b's unified list holding a key visible (window / causal
+// rule, no custom mask) for a live row (m < E_b) of query tile qt; 0 for a dead tile.
+inline int32_t ideal_unified_chunk_count(const UnifiedProblem &p, int64_t b, int64_t qt, int64_t BM, int64_t BN) {
+    const int64_t E = p.E(b), N = p.N(b);
+    int32_t count = 0;
+    for (int64_t c = 0; c * BN < N; c++) {
+        bool any = false;
+        for (int64_t m = qt * BM; m < std::min((qt + 1) * BM, E) && !any; m++) {
+            for (int64_t n = c * BN; n < std::min((c + 1) * BN, N) && !any; n++) any = unified_visible(p, b, m, n);
+        }
+        count += any;
+    }
+    return count;
+}
+
+// The K8 problem equivalent to K7 problem `e` (spec §3.8: "both prefix and extend K/V must
+// already be in the cache"): k_buf / v_buf get the T extend tokens' K / V rows as new slots
+// num_slots + t; request b's unified list is its prefix slots, then its extend slots
+// num_slots + q0_b + n; prefix_lens[b] = P_b. A K7 custom mask becomes the E x N mask of the
+// keys K7 lets the mask decide (prefix columns all ones under skip_prefix_custom_mask;
+// window_kv_offsets dropped); K7 applies the causal rule inside a masked extend chunk while
+// K8 does not, so the two agree on masks that are 0 above the diagonal. skip_prefix /
+// skip_extend have no K8 counterpart (not converted). Equivalent outputs need
+// k_scale = v_scale = 1 (K7 scales the prefix only) and no xai temperature (different
+// formulas). With `shuffle_seed` != 0 the slots of the whole cache are permuted at random
+// (the unified list follows), so the extend slots are not contiguous either.
+inline UnifiedProblem unified_from_extend(const ExtendProblem &e, uint32_t shuffle_seed = 0) {
+    UnifiedProblem u;
+    u.bf16 = e.bf16;
+    u.B = e.B;
+    u.T = e.T;
+    u.Hq = e.Hq;
+    u.Hkv = e.Hkv;
+    u.Lq = e.Lq;
+    u.Lv = e.Lv;
+    u.q = e.q;
+    u.sinks = e.sinks;
+    u.causal = e.causal;
+    u.window = e.window;
+    u.sm_scale = e.sm_scale;
+    u.logit_cap = e.logit_cap;
+    u.k_scale = e.k_scale;
+    u.v_scale = e.v_scale;
+    u.xai_temperature_len = e.xai_temperature_len;
+    const int64_t kl = e.Hkv * e.Lq, vl = e.Hkv * e.Lv;
+    const int64_t base = e.num_slots;
+    u.num_slots = base + e.T;
+    u.k_buf = e.k_buf;
+    u.v_buf = e.v_buf;
+    u.k_buf.insert(u.k_buf.end(), e.k_ext.begin(), e.k_ext.begin() + e.T * kl);
+    u.v_buf.insert(u.v_buf.end(), e.v_ext.begin(), e.v_ext.begin() + e.T * vl);
+    u.qo_indptr = e.qo_indptr;
+    u.kv_indptr.assign(1, 0);
+    for (int64_t b = 0; b < e.B; b++) {
+        const int64_t P = e.P(b), E = e.E(b), k0 = e.kv_indptr[size_t(b)], q0 = e.qo_indptr[size_t(b)];
+        for (int64_t j = 0; j < P; j++) u.kv_indices.push_back(e.kv_indices[size_t(k0 + j)]);
+        for (int64_t n = 0; n < E; n++) u.kv_indices.push_back(base + q0 + n);
+        u.kv_indptr.push_back(int32_t(u.kv_indices.size()));
+        u.prefix_lens.push_back(int32_t(P));
+    }
+    if (e.has_mask()) {
+        u.custom_mask.assign(1, 1);  // one unused leading byte
+        for (int64_t b = 0; b < e.B; b++) {
+            u.mask_indptr.push_back(int64_t(u.custom_mask.size()));
+            const int64_t P = e.P(b), E = e.E(b);
+            for (int64_t m = 0; m < E; m++) {
+                for (int64_t n = 0; n < P + E; n++) {
+                    const bool keep = n < P && e.skip_prefix_custom_mask ? true : e.mask_at(b, m, n);
+                    u.custom_mask.push_back(uint8_t(keep));
+                }
+            }
+        }
+        u.mask_indptr.push_back(int64_t(u.custom_mask.size()));
+    }
+    if (shuffle_seed != 0) {
+        std::vector<int64_t> to(size_t(u.num_slots));  // old slot s -> new slot to[s]
+        std::iota(to.begin(), to.end(), 0);
+        std::mt19937 rng(shuffle_seed);
+        std::shuffle(to.begin(), to.end(), rng);
+        std::vector<uint16_t> kb(u.k_buf.size()), vb(u.v_buf.size());
+        for (int64_t s = 0; s < u.num_slots; s++) {
+            std::copy_n(&u.k_buf[size_t(s * kl)], kl, &kb[size_t(to[size_t(s)] * kl)]);
+            std::copy_n(&u.v_buf[size_t(s * vl)], vl, &vb[size_t(to[size_t(s)] * vl)]);
+        }
+        u.k_buf.swap(kb);
+        u.v_buf.swap(vb);
+        for (int64_t &x : u.kv_indices) x = to[size_t(x)];
+    }
+    return u;
 }
 
 }  // namespace livebound::reference

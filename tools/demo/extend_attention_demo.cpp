@@ -1,7 +1,8 @@
 // `livebound demo`, K7 (extend_attention_fwd, two-stage extend attention): an embedded
 // windowed prefill-with-cache batch (4 ragged requests, one long, prefixes 0..256 tokens,
 // sliding window 32, causal, bf16, Hq = 4 over Hkv = 1, head dim 64), bounded and
-// full-width, on the CPU (no CUDA variant yet). Each result is checked against the fp64
+// full-width, on the CPU and (with a device) on CUDA device 0, on caller device memory and a
+// caller stream (time: CUDA-graph replay). Each result is checked against the fp64
 // reference with the FlashAttention rule (error <= 2x that of the naive same-precision
 // reference), and the bounded result against the full-width one bit for bit. The unit is
 // (query tile, key chunk) pairs: the bounded variant visits the ideal pairs (what
@@ -11,9 +12,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "cuda_timing.h"
 #include "demo.h"
 #include "extend_attention/cases.h"
 #include "livebound/livebound.hpp"
@@ -21,6 +24,7 @@
 namespace {
 
 using livebound::demo::Row;
+using livebound::tools::DeviceBuffer;
 using livebound::testing::ExtendBuffers;
 using livebound::testing::ExtendCase;
 
@@ -35,6 +39,58 @@ ExtendCase demo_case() {
 struct Call {
     lb_extend_attention_args *args;
 };
+
+// Bytes of a contiguous tensor (the demo's tensors are), 0 when absent.
+size_t tensor_bytes(const lb_tensor &t) {
+    if (t.data == nullptr) return 0;
+    size_t n = 1;
+    for (int32_t i = 0; i < t.ndim; i++) n *= size_t(t.shape[i]);
+    const size_t elem = t.dtype == LB_INT64 ? 8 : t.dtype == LB_UINT8 ? 1 : (t.dtype == LB_INT32 || t.dtype == LB_FLOAT32) ? 4 : 2;
+    return n * elem;
+}
+
+// Runs `host` (the CPU row's arguments) on CUDA device 0: device copies of every tensor, a
+// non-blocking stream, the output downloaded into `o`; then times CUDA-graph replays.
+bool run_cuda(const lb_extend_attention_args &host, std::vector<uint16_t> *o, Row *r, std::string *error) {
+    namespace cuda = livebound::cuda;
+    cuda::ScopedContext scope(0);
+    if (!scope.ok()) {
+        *error = scope.error();
+        return false;
+    }
+    lb_extend_attention_args args = host;
+    std::vector<std::unique_ptr<DeviceBuffer>> copies;
+    const DeviceBuffer *o_copy = nullptr;
+    for (lb_tensor *t : {&args.q_extend, &args.k_extend, &args.v_extend, &args.o_extend, &args.k_buffer, &args.v_buffer,
+                         &args.qo_indptr, &args.kv_indptr, &args.kv_indices, &args.sinks, &args.lse_extend}) {
+        const size_t bytes = tensor_bytes(*t);
+        if (bytes == 0) continue;
+        copies.push_back(std::make_unique<DeviceBuffer>(bytes));
+        if (!copies.back()->upload(t->data, bytes)) {
+            *error = "device allocation or copy failed";
+            return false;
+        }
+        t->data = copies.back()->get();
+        if (t == &args.o_extend) o_copy = copies.back().get();
+    }
+    cuda::CUstream stream = nullptr;
+    cuda::driver()->cuStreamCreate(&stream, cuda::kStreamNonBlocking);
+    auto enqueue = [&](cuda::CUstream st) {
+        if (lb_extend_attention_fwd(&args, livebound::cuda_device(0, st)) == LB_OK) return true;
+        *error = lb_last_error();
+        return false;
+    };
+    bool ok = enqueue(stream) && cuda::driver()->cuStreamSynchronize(stream) == 0 &&
+              o_copy->download(o->data(), o->size() * 2);
+    if (ok) {
+        livebound::tools::GraphTiming graph;
+        ok = livebound::tools::time_graph_replay(enqueue, stream, 5, 20, &graph, error) &&
+             livebound::tools::time_eager(enqueue, stream, 5, 5, &r->eager_us, error);
+        r->time_us = graph.median_us_per_call;
+    }
+    cuda::driver()->cuStreamDestroy(stream);
+    return ok;
+}
 
 void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::string *note) {
     const ExtendCase c = demo_case();
@@ -56,7 +112,15 @@ void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
         }
     }
 
-    std::vector<uint16_t> bounded_out;
+    auto check_row = [&](Row *r, const std::vector<uint16_t> &o, const std::vector<uint16_t> &bounded) {
+        double err = 0;
+        for (size_t i = 0; i < o.size(); i++) err = std::max(err, std::fabs(double(p.to_f(o[i])) - r64.o[i]));
+        if (err > 2 * err_naive + 1e-5) r->mismatch = "error " + std::to_string(err) + " > 2x naive " + std::to_string(err_naive);
+        if (!bounded.empty() && std::memcmp(bounded.data(), o.data(), o.size() * 2) != 0) {
+            r->mismatch = "full-width differs from bounded";
+        }
+    };
+    std::vector<uint16_t> bounded_out, bounded_cuda;
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
         ExtendBuffers buf;
         livebound::testing::make_args(p, c, v, &buf);
@@ -68,16 +132,12 @@ void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
         r.unit = "tile-chunks (x Hq)";
         r.written = v == LB_BOUNDED ? ideal : full;
         r.full_width = full;
+        const std::vector<uint16_t> poisoned = buf.o;
         if (lb_extend_attention_fwd(&buf.args, livebound::cpu()) != LB_OK) {
             r.mismatch = lb_last_error();
         } else {
-            double err = 0;
-            for (size_t i = 0; i < buf.o.size(); i++) err = std::max(err, std::fabs(double(p.to_f(buf.o[i])) - r64.o[i]));
-            if (err > 2 * err_naive + 1e-5) r.mismatch = "error " + std::to_string(err) + " > 2x naive " + std::to_string(err_naive);
+            check_row(&r, buf.o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_out);
             if (v == LB_BOUNDED) bounded_out = buf.o;
-            if (v == LB_FULL_WIDTH && std::memcmp(bounded_out.data(), buf.o.data(), buf.o.size() * 2) != 0) {
-                r.mismatch = "full-width differs from bounded";
-            }
             Call call{&buf.args};
             r.time_us = livebound::demo::cpu_median_us(
                 [](void *a) {
@@ -86,8 +146,24 @@ void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
                 &call, 5);
         }
         rows->push_back(r);
+        if (ctx.cuda) {
+            // The same call on CUDA device 0 (the host tensors mirrored, o poisoned again).
+            Row rc = r;
+            rc.device = "cuda:0";
+            rc.mismatch.clear();
+            rc.time_us = 0;
+            buf.o = poisoned;
+            std::vector<uint16_t> o(buf.o.size());
+            std::string error;
+            if (run_cuda(buf.args, &o, &rc, &error)) {
+                check_row(&rc, o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cuda);
+                if (v == LB_BOUNDED) bounded_cuda = o;
+                rows->push_back(rc);
+            } else {
+                *note += "K7 on CUDA: " + error + "\n";
+            }
+        }
     }
-    if (ctx.cuda) *note += "K7 on CUDA: no CUDA variant yet (CPU rows only)\n";
 }
 
 const bool registered = livebound::demo::register_demo("K7", k7_demo);

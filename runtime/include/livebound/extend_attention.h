@@ -29,8 +29,13 @@ extern "C" {
  * applies. With skip_prefix_custom_mask the prefix ignores the mask.
  *   xai_temperature_len = L > 0: s *= (P + m > L) ? log2(P + m) / log2(L) : 1, after the cap.
  *   skip_prefix / skip_extend: that stage contributes nothing (its keys are invisible).
- * Not yet supported: FP8 caches, CUDA devices (no CUDA variant yet). Rows of
- * o_extend/lse_extend outside [qo_indptr[0], qo_indptr[B]) are not written. */
+ * Not yet supported: FP8 caches. CUDA variants: head dims 64, 128, 256 (576/512 is CPU
+ * only), see runtime/src/extend_attention.cpp for the list. Rows of o_extend/lse_extend
+ * outside [qo_indptr[0], qo_indptr[B]) are not written.
+ * CUDA: every tensor in device memory of device.index, the call runs on device.stream with
+ * nothing allocated and no sync (graph-capturable after one warm-up call); index values are
+ * not checked on CUDA (the kernel clamps every data-dependent index: memory-safe, but
+ * garbage in, garbage out). */
 typedef struct lb_extend_attention_args {
     lb_tensor q_extend;        /* [T, Hq, Lq] float16 | bfloat16: queries of all extend tokens */
     lb_tensor k_extend;        /* [T, Hkv, Lq] same dtype: keys of the extend tokens (Hq % Hkv == 0) */
@@ -63,6 +68,41 @@ typedef struct lb_extend_attention_args {
 } lb_extend_attention_args;
 
 LB_API lb_status lb_extend_attention_fwd(const lb_extend_attention_args *args, lb_device device);
+
+/* K8, SGLang's extend_attention_fwd_unified / _fwd_kernel_unified (spec §3.8): one stage
+ * over request b's unified key list kv_indices[kv_indptr[b] .. kv_indptr[b+1]), N = P + E
+ * cache slots (the P = prefix_lens[b] prefix slots, then the E extend slots, all already in
+ * the cache). Query m (position P + m) sees list key n iff
+ *   custom mask given: custom_mask[mask_indptr[b] + m*N + n] != 0 (no causal rule),
+ *   else causal: n <= P + m;  and W > 0: (P + m) - n <= W, non-causal also n - (P + m) <= W.
+ *   s = capped(q . k * (sm_scale * k_scale)) [* xai], xai = L / (P + m + 1) when P + m >= L
+ *   o = (sum e^(s-M) v / (sum e^(s-M) + [sinks] e^(sink[h]-M))) * v_scale
+ * No LSE; a row that sees nothing and has no sink gets 0/0 = NaN (as SGLang). The dead-tile
+ * exit and the window/causal chunk bounds are derived by Halide as in K7. */
+typedef struct lb_extend_attention_unified_args {
+    lb_tensor q;               /* [T, Hq, Lq] float16 | bfloat16 */
+    lb_tensor o;               /* out, [T, Hq, Lv] same dtype: rows [qo_indptr[0], qo_indptr[B]) written */
+    lb_tensor k_buffer;        /* [num_slots, Hkv, Lq] same dtype (Hq % Hkv == 0) */
+    lb_tensor v_buffer;        /* [num_slots, Hkv, Lv] same dtype */
+    lb_tensor qo_indptr;       /* [B + 1] int32: non-decreasing, qo_indptr[0] >= 0, qo_indptr[B] <= T */
+    lb_tensor kv_indptr;       /* [B + 1] int32: non-decreasing, kv_indptr[B] <= len(kv_indices);
+                                  N_b = kv_indptr[b+1] - kv_indptr[b] must be P_b + E_b */
+    lb_tensor kv_indices;      /* [>= kv_indptr[B]] int32 | int64: cache slots, in [0, num_slots) */
+    lb_tensor prefix_lens;     /* [B] int32: P_b >= 0 */
+    lb_tensor sinks;           /* optional, [Hq] float32 */
+    lb_tensor custom_mask;     /* optional, [n] uint8 flat: request b's E x N matrix at mask_indptr[b] */
+    lb_tensor mask_indptr;     /* [B + 1] int64, required iff custom_mask */
+    int64_t max_len_extend;    /* >= every E_b */
+    int32_t is_causal;
+    int32_t sliding_window_size; /* W; <= 0 is off (window_start_pos cancels: not an argument) */
+    float sm_scale;            /* 0 -> 1/sqrt(Lq) */
+    float logit_cap;
+    float k_scale, v_scale;    /* applied to every key / to the output */
+    int32_t xai_temperature_len; /* L; <= 0 is off */
+    lb_variant variant;
+} lb_extend_attention_unified_args;
+
+LB_API lb_status lb_extend_attention_fwd_unified(const lb_extend_attention_unified_args *args, lb_device device);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,392 @@
+// K7 extend_attention_fwd on CUDA, the cases of ../shared/spec/targets.md §A-§C, the bounded
+// variant and its full-width twin (LB_FULL_WIDTH) in the same run, bf16, int64 kv_indices,
+// no lse_extend (SGLang's default), sm_scale 1/sqrt(head_dim), k/v scale 1:
+//
+//   A/swa_d256_W1024/seq:S     head_dim 256, 16 q / 8 kv heads, W = 1024, one request, no
+//                              prefix, causal; S = 4096 ... 65536.
+//   A/causal_d256/seq:S        the same without the window, S <= 32768 (at 65536 a call
+//                              needs >= 0.5 s at the fp32 limit, the twin twice that).
+//   B/swa_d128_W4096/seq:S     head_dim 128, 32 q / 8 kv heads, W = 4096, one request,
+//                              causal; S = 8192, 32768. B/causal_d128/seq:S without window.
+//   C/ragged_paged_d128/bs:N   ragged extend batch with a paged prefix (page size 1, slots
+//                              in random order in a pool of 2 x sum(P) slots), 32 / 8 heads,
+//                              head_dim 128, causal, no window; the exact extend and prefix
+//                              lengths of targets.md for bs 8 and bs 32.
+//
+// Inputs: bf16 normal(0.1, 0.2) (spec §4.4), fixed seeds, generated once per shape and
+// shared by the bounded / full-width / causal runs of that shape.
+//
+// Timing: one warm-up call (the first call of a variant JIT-compiles its PTX), then each
+// iteration is one call between two CUDA events on a non-blocking stream (the kernels run
+// for milliseconds to seconds: no graph replay). Iteration counts are small and fixed per
+// case (about half a second of estimated device time, 2 to 50 iterations).
+//
+// Reported per run (Google Benchmark manual time = mean ms per call):
+//   ms, min_ms             median and minimum ms per call
+//   useful_TFLOP_s         useful FLOPs / median time; useful FLOPs = 4 x sum over query rows
+//                          of the keys the mask lets in x head_dim x q_heads, a window W
+//                          letting row m (position pos = P + m) see min(pos + 1, W + 1) keys
+//   useful_GFLOP           the useful FLOPs of one call
+//   triton_ms              SGLang's Triton kernel on the same H200 (targets.md), the form the
+//                          label names; 0 where targets.md has no comparable figure
+//   triton_TFLOP_s         useful FLOPs / triton_ms
+//   x_vs_triton            triton_ms / ms (> 1: livebound is faster)
+//   speedup_vs_full        (bounded rows) full-width median / bounded median, when the twin
+//                          ran first; triton_speedup: Triton's own ratio (loop from 0 or no
+//                          early exit / with the bound), the target (targets.md: at least it)
+// Exits 0 with a message when there is no CUDA device.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_common.h"
+#include "cuda_timing.h"
+#include "livebound/livebound.hpp"
+
+namespace {
+
+namespace cuda = livebound::cuda;
+using livebound::tools::DeviceBuffer;
+
+// ---- the cases (targets.md) ----
+
+struct Shape {
+    std::string data_key;          // shapes with the same key share their inputs
+    int64_t Hq, Hkv, D;
+    std::vector<int64_t> E, P;     // per request
+    uint32_t seed;
+};
+
+struct Case {
+    std::string name;
+    Shape shape;
+    int32_t window;                // <= 0: off
+    // SGLang's Triton kernel (targets.md), 0 = no comparable figure.
+    double triton_bounded_ms, triton_full_ms;
+    std::string triton_bounded_label, triton_full_label;
+};
+
+int64_t sum(const std::vector<int64_t> &v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
+
+// Useful FLOPs (targets.md): 4 x sum over query rows of visible keys x head_dim x q_heads,
+// causal; a window W: row m of a request with prefix P sees min(P + m + 1, W + 1) keys.
+double useful_flops(const Case &c) {
+    double keys = 0;
+    for (size_t b = 0; b < c.shape.E.size(); b++) {
+        const int64_t E = c.shape.E[b], P = c.shape.P[b];
+        for (int64_t m = 0; m < E; m++) keys += double(c.window > 0 ? std::min<int64_t>(P + m + 1, int64_t{c.window} + 1) : P + m + 1);
+    }
+    return 4.0 * keys * double(c.shape.D) * double(c.shape.Hq);
+}
+
+// FLOPs the form computes if it visits every (row, key) pair of its loops: bounded ~ the
+// useful ones, full-width every chunk of the prefix and the extend chunk. Only used to pick
+// an iteration count.
+double work_flops(const Case &c, lb_variant v) {
+    if (v == LB_BOUNDED) return useful_flops(c);
+    double pairs = 0;
+    for (size_t b = 0; b < c.shape.E.size(); b++) pairs += double(c.shape.E[b]) * double(c.shape.P[b] + c.shape.E[b]);
+    return 4.0 * pairs * double(c.shape.D) * double(c.shape.Hq);
+}
+
+// About half a second of device time at an assumed 30 TFLOP/s, 2 to 50 iterations.
+int64_t iterations_for(const Case &c, lb_variant v) {
+    const double est_s = work_flops(c, v) / 30e12;
+    return std::clamp<int64_t>(int64_t(std::ceil(0.5 / std::max(est_s, 1e-6))), 2, 50);
+}
+
+std::vector<Case> cases() {
+    std::vector<Case> out;
+    // A: head_dim 256, 16 q / 8 kv heads, W = 1024, one request, no prefix.
+    const int64_t a_seq[] = {4096, 8192, 16384, 32768, 65536};
+    const double a_bound[] = {0.666, 1.349, 2.720, 5.465, 10.904};
+    const double a_from0[] = {0.940, 2.466, 7.319, 24.53, 88.99};
+    const double a_causal[] = {1.085, 4.109, 16.05, 63.16, 250.2};
+    for (int i = 0; i < 5; i++) {
+        const std::string seq = std::to_string(a_seq[i]);
+        const Shape s{"A/seq:" + seq, 16, 8, 256, {a_seq[i]}, {0}, uint32_t(100 + i)};
+        out.push_back({"A/swa_d256_W1024/seq:" + seq, s, 1024, a_bound[i], a_from0[i], "Triton with window bound",
+                       "Triton, loop from 0"});
+        if (a_seq[i] <= 32768) {
+            out.push_back({"A/causal_d256/seq:" + seq, s, -1, a_causal[i], 0, "Triton causal, no window",
+                           "no Triton figure (its causal loop always stops at the diagonal)"});
+        }
+    }
+    // B: head_dim 128, 32 q / 8 kv heads, W = 4096, one request.
+    const int64_t b_seq[] = {8192, 32768};
+    const double b_bound[] = {4.448, 21.36}, b_from0[] = {5.013, 43.06}, b_causal[] = {2.835, 44.89};
+    for (int i = 0; i < 2; i++) {
+        const std::string seq = std::to_string(b_seq[i]);
+        const Shape s{"B/seq:" + seq, 32, 8, 128, {b_seq[i]}, {0}, uint32_t(200 + i)};
+        out.push_back({"B/swa_d128_W4096/seq:" + seq, s, 4096, b_bound[i], b_from0[i], "Triton with window bound",
+                       "Triton, loop from 0"});
+        out.push_back({"B/causal_d128/seq:" + seq, s, -1, b_causal[i], 0, "Triton causal, no window",
+                       "no Triton figure (its causal loop always stops at the diagonal)"});
+    }
+    // C: ragged extend batch with a paged prefix, 32 / 8 heads, head_dim 128, causal, no window.
+    const Shape c8{"C/bs:8", 32, 8, 128, {8192, 353, 187, 131, 174, 426, 145, 471},
+                   {687, 806, 2905, 1939, 142, 252, 129, 2835}, 300};
+    const Shape c32{"C/bs:32", 32, 8, 128,
+                    {8192, 447, 375, 443, 365, 204, 174, 221, 493, 186, 135, 385, 377, 255, 161, 469,
+                     405, 8192, 163, 435, 473, 173, 391, 424, 151, 266, 412, 160, 458, 282, 374, 309},
+                    {2182, 2041, 1638, 3714, 158, 578, 47, 2732, 1177, 3873, 3091, 1368, 443, 624, 4067, 1343,
+                     617, 1762, 1181, 222, 2836, 908, 1156, 2501, 3720, 324, 3409, 2267, 329, 1452, 2225, 1266},
+                    301};
+    out.push_back({"C/ragged_paged_d128/bs:8", c8, -1, 3.724, 12.06, "Triton with its early exit",
+                   "Triton without the early exit (causal loop bound kept)"});
+    out.push_back({"C/ragged_paged_d128/bs:32", c32, -1, 11.38, 62.08, "Triton with its early exit",
+                   "Triton without the early exit (causal loop bound kept)"});
+    return out;
+}
+
+// ---- inputs ----
+
+uint16_t float_to_bf16(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    u += 0x7fff + ((u >> 16) & 1);  // round to nearest even (no NaN here)
+    return uint16_t(u >> 16);
+}
+
+uint64_t splitmix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// n bf16 values ~ normal(0.1, 0.2): 2^16 draws of std::normal_distribution under
+// std::mt19937(seed), picked per element by a counter-based hash of (seed, element), so that
+// hundreds of millions of elements fill fast, in parallel, the same on every machine.
+std::vector<uint16_t> random_bf16(size_t n, uint32_t seed) {
+    std::vector<uint16_t> table(1 << 16);
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> val(0.1f, 0.2f);
+    for (auto &t : table) t = float_to_bf16(val(rng));
+    std::vector<uint16_t> out(n);
+    const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    const uint64_t salt = splitmix64(seed) << 1;
+    for (unsigned t = 0; t < threads; t++) {
+        pool.emplace_back([&, t] {
+            const size_t begin = n * t / threads, end = n * (t + 1) / threads;
+            for (size_t i = begin; i < end; i++) out[i] = table[splitmix64(salt ^ i) & 0xffff];
+        });
+    }
+    for (auto &th : pool) th.join();
+    return out;
+}
+
+// Device inputs and output of one shape.
+struct Inputs {
+    std::string key;
+    std::unique_ptr<DeviceBuffer> q, k, v, o, k_buf, v_buf, qo, kv, idx;
+    lb_extend_attention_args args{};  // every field but the window, causality and variant
+    int64_t T = 0;
+    std::string error;                // non-empty: building failed
+};
+
+lb_tensor tensor3(void *data, int64_t a, int64_t b, int64_t c) {
+    return lb_tensor{data, LB_BFLOAT16, 3, {a, b, c}, {b * c, c, 1}};
+}
+
+std::unique_ptr<Inputs> make_inputs(const Shape &s) {
+    auto in = std::make_unique<Inputs>();
+    in->key = s.data_key;
+    const int64_t B = int64_t(s.E.size()), T = sum(s.E), sumP = sum(s.P);
+    in->T = T;
+    // Prefix: a pool of 2 x sum(P) slots (other requests' tokens), each request's keys at
+    // slots in random order (page size 1). No prefix: one slot, one index, never read.
+    const int64_t num_slots = std::max<int64_t>(1, 2 * sumP);
+    std::vector<int64_t> slots(static_cast<size_t>(num_slots));
+    std::iota(slots.begin(), slots.end(), 0);
+    std::mt19937 rng(s.seed);
+    std::shuffle(slots.begin(), slots.end(), rng);
+    std::vector<int64_t> kv_indices(slots.begin(), slots.begin() + std::max<int64_t>(1, sumP));
+    std::vector<int32_t> qo_indptr(1, 0), kv_indptr(1, 0);
+    for (int64_t b = 0; b < B; b++) {
+        qo_indptr.push_back(qo_indptr.back() + int32_t(s.E[size_t(b)]));
+        kv_indptr.push_back(kv_indptr.back() + int32_t(s.P[size_t(b)]));
+    }
+    const size_t nq = size_t(T * s.Hq * s.D), nk = size_t(T * s.Hkv * s.D), nb = size_t(num_slots * s.Hkv * s.D);
+    uint32_t seed = s.seed * 16;
+    for (std::unique_ptr<DeviceBuffer> *dst : {&in->q, &in->k, &in->v, &in->k_buf, &in->v_buf}) {
+        const size_t n = dst == &in->q ? nq : (dst == &in->k || dst == &in->v) ? nk : nb;
+        const std::vector<uint16_t> host = random_bf16(n, seed++);
+        *dst = std::make_unique<DeviceBuffer>(n * 2);
+        if ((*dst)->get() == nullptr || !(*dst)->upload(host.data(), n * 2)) {
+            in->error = "device allocation or copy failed (" + std::to_string(n * 2) + " bytes)";
+            return in;
+        }
+    }
+    in->o = std::make_unique<DeviceBuffer>(nq * 2);
+    in->qo = std::make_unique<DeviceBuffer>(qo_indptr.size() * 4);
+    in->kv = std::make_unique<DeviceBuffer>(kv_indptr.size() * 4);
+    in->idx = std::make_unique<DeviceBuffer>(kv_indices.size() * 8);
+    if (in->o->get() == nullptr || !in->qo->upload(qo_indptr.data(), qo_indptr.size() * 4) ||
+        !in->kv->upload(kv_indptr.data(), kv_indptr.size() * 4) ||
+        !in->idx->upload(kv_indices.data(), kv_indices.size() * 8)) {
+        in->error = "device allocation or copy failed";
+        return in;
+    }
+    lb_extend_attention_args &a = in->args;
+    a.q_extend = tensor3(in->q->get(), T, s.Hq, s.D);
+    a.k_extend = tensor3(in->k->get(), T, s.Hkv, s.D);
+    a.v_extend = tensor3(in->v->get(), T, s.Hkv, s.D);
+    a.o_extend = tensor3(in->o->get(), T, s.Hq, s.D);
+    a.k_buffer = tensor3(in->k_buf->get(), num_slots, s.Hkv, s.D);
+    a.v_buffer = tensor3(in->v_buf->get(), num_slots, s.Hkv, s.D);
+    a.qo_indptr = livebound::tensor_1d(in->qo->get(), LB_INT32, B + 1);
+    a.kv_indptr = livebound::tensor_1d(in->kv->get(), LB_INT32, B + 1);
+    a.kv_indices = livebound::tensor_1d(in->idx->get(), LB_INT64, int64_t(kv_indices.size()));
+    a.max_len_extend = *std::max_element(s.E.begin(), s.E.end());
+    a.is_causal = 1;
+    a.sliding_window_size = -1;
+    a.sm_scale = 0;  // 1/sqrt(head_dim)
+    a.logit_cap = 0;
+    a.k_scale = a.v_scale = 1;
+    a.skip_prefix_custom_mask = 1;
+    a.xai_temperature_len = -1;
+    return in;
+}
+
+// The inputs of the shape being measured (one shape resident at a time: the cases are
+// registered shape by shape).
+const Inputs &inputs_for(const Shape &s) {
+    static std::unique_ptr<Inputs> current;
+    if (!current || current->key != s.data_key) {
+        current.reset();  // free the previous shape's device memory first
+        current = make_inputs(s);
+    }
+    return *current;
+}
+
+// Full-width medians by case name, for the bounded row's speedup_vs_full.
+std::map<std::string, double> &full_width_ms() {
+    static std::map<std::string, double> m;
+    return m;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+void BM_K7(benchmark::State &state, const Case &c, lb_variant variant) {
+    if (lb_cuda_device_count() == 0) {
+        state.SkipWithError("no CUDA device");
+        return;
+    }
+    cuda::ScopedContext scope(0);
+    if (!scope.ok()) {
+        state.SkipWithError(scope.error().c_str());
+        return;
+    }
+    const Inputs &in = inputs_for(c.shape);
+    if (!in.error.empty()) {
+        state.SkipWithError(in.error.c_str());
+        return;
+    }
+    lb_extend_attention_args a = in.args;
+    a.sliding_window_size = c.window;
+    a.variant = variant;
+    const cuda::Driver *d = cuda::driver();
+    cuda::CUstream stream = nullptr;
+    cuda::CUevent start = nullptr, stop = nullptr;
+    if (d->cuStreamCreate(&stream, cuda::kStreamNonBlocking) != 0 || d->cuEventCreate(&start, 0) != 0 ||
+        d->cuEventCreate(&stop, 0) != 0) {
+        state.SkipWithError("cuStreamCreate / cuEventCreate failed");
+        return;
+    }
+    const lb_device device = livebound::cuda_device(0, stream);
+    std::vector<double> ms;
+    // Warm-up: the first call of a variant JIT-compiles its PTX.
+    if (lb_extend_attention_fwd(&a, device) != LB_OK) {
+        state.SkipWithError(lb_last_error());
+    } else if (d->cuStreamSynchronize(stream) != 0) {
+        state.SkipWithError("cuStreamSynchronize failed after the warm-up call");
+    } else {
+        for (auto _ : state) {
+            d->cuEventRecord(start, stream);
+            const lb_status status = lb_extend_attention_fwd(&a, device);
+            d->cuEventRecord(stop, stream);
+            if (status != LB_OK) {
+                state.SkipWithError(lb_last_error());
+                break;
+            }
+            float elapsed = 0;
+            if (d->cuEventSynchronize(stop) != 0 || d->cuEventElapsedTime(&elapsed, start, stop) != 0) {
+                state.SkipWithError("CUDA event timing failed");
+                break;
+            }
+            ms.push_back(elapsed);
+            state.SetIterationTime(elapsed * 1e-3);
+        }
+    }
+    d->cuStreamSynchronize(stream);
+    d->cuEventDestroy(start);
+    d->cuEventDestroy(stop);
+    d->cuStreamDestroy(stream);
+    if (ms.empty()) return;
+
+    const double med = median(ms), flops = useful_flops(c);
+    const bool bounded = variant == LB_BOUNDED;
+    const double triton = bounded ? c.triton_bounded_ms : c.triton_full_ms;
+    state.counters["ms"] = med;
+    state.counters["min_ms"] = *std::min_element(ms.begin(), ms.end());
+    state.counters["useful_GFLOP"] = flops * 1e-9;
+    state.counters["useful_TFLOP_s"] = flops / (med * 1e-3) * 1e-12;
+    state.counters["triton_ms"] = triton;
+    state.counters["triton_TFLOP_s"] = triton > 0 ? flops / (triton * 1e-3) * 1e-12 : 0;
+    state.counters["x_vs_triton"] = triton > 0 ? triton / med : 0;
+    state.counters["tokens"] = double(in.T);
+    state.counters["bs"] = double(c.shape.E.size());
+    if (!bounded) {
+        full_width_ms()[c.name] = med;
+    } else {
+        const auto it = full_width_ms().find(c.name);
+        if (it != full_width_ms().end()) state.counters["speedup_vs_full"] = it->second / med;
+        if (c.triton_bounded_ms > 0 && c.triton_full_ms > 0) state.counters["triton_speedup"] = c.triton_full_ms / c.triton_bounded_ms;
+    }
+    char label[256];
+    if (triton > 0) {
+        std::snprintf(label, sizeof label, "%s; vs %s %.3f ms", bounded ? "bounded" : "full-width",
+                      (bounded ? c.triton_bounded_label : c.triton_full_label).c_str(), triton);
+    } else {
+        std::snprintf(label, sizeof label, "%s; %s", bounded ? "bounded" : "full-width", c.triton_full_label.c_str());
+    }
+    state.SetLabel(label);
+}
+
+void register_all() {
+    static const std::vector<Case> all = cases();
+    // Full-width first, then bounded: the bounded row reports the speedup over its twin.
+    for (const Case &c : all) {
+        for (lb_variant v : {LB_FULL_WIDTH, LB_BOUNDED}) {
+            const std::string name = "K7/" + c.name + (v == LB_BOUNDED ? "/bounded" : "/full_width");
+            benchmark::RegisterBenchmark(name.c_str(), BM_K7, c, v)
+                ->UseManualTime()
+                ->Unit(benchmark::kMillisecond)
+                ->Iterations(iterations_for(c, v))
+                ->Repetitions(1);
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    register_all();
+    return livebound::bench::run_benchmarks(argc, argv, "bench_extend_attention");
+}

@@ -1,0 +1,798 @@
+// K7 extend_attention_fwd on CUDA device 0, on caller-owned device memory (cuMemAlloc in
+// the primary context) and a caller-created non-blocking stream. Problems, data and
+// tolerances are the CPU suite's (cases.h, tests/reference/): every host buffer gets a
+// device copy of its whole storage, outputs poisoned, and the outputs are downloaded whole
+// after the call, so the host checks apply unchanged.
+//
+//   (a) CudaExtendAccuracy: every CPU-suite case (bf16/fp16, 64/64, 128/128, causal and
+//       not, windows, GQA, logit cap, sinks, k/v scales, custom masks, xai, skip flags,
+//       int32 and int64 kv_indices) plus two bf16 256/256 cases, bounded, with and without
+//       lse_extend where that variant is built (int32 kv_indices: without only): o and lse
+//       within the CPU suite's fp64-reference tolerance, and rows outside
+//       [qo_indptr[0], qo_indptr[B]) (lead and tail rows added to every case) still hold
+//       their poison. The MLA case (576/512, not built for CUDA) must be refused with
+//       LB_ERROR_UNSUPPORTED naming 'q_extend', writing nothing; CudaExtendUnsupported
+//       does the same for the other forms the build lacks (fp16 256/256, full-width
+//       fp16 / 64/64 / 256/256 with lse, int32 with lse).
+//   (b) CudaExtendTwin: bounded == full-width bit for bit (o, lse and the poisoned rows) for
+//       the bf16 128/128 int64 cases, with and without lse, and a 256/256 case without lse.
+//   (c) CudaExtendBatchMates: a request's rows are bit-identical whether it runs alone, in
+//       its batch, or in the batch reversed (an empty request alone: T = 0, nothing to
+//       compare or download).
+//   (d) CudaExtendGraph: CUDA-graph capture of one call on the caller's stream (after a
+//       warm-up call), replays == the direct call, also after new q values and new
+//       qo_indptr / kv_indptr were uploaded into the captured buffers.
+//   (e) CudaExtendErrors: host pointers on a CUDA device and a wrong device index are
+//       rejected by name and write nothing; B = 0 / empty rows write nothing; the NULL
+//       (legacy default) stream works.
+//
+// A built CUDA variant (cuda_variant_built(): the list of cmake/families/extend_attention.cmake)
+// that returns LB_ERROR_UNSUPPORTED is a failure here. Every test skips, saying why,
+// without a driver or a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cases.h"
+#include "cuda_driver.h"
+#include "cuda_test_util.h"  // DeviceBuffer, CudaFixture, cuda_error
+#include "livebound/livebound.h"
+#include "livebound/livebound.hpp"
+
+namespace livebound::testing {
+namespace {
+
+using reference::ExtendProblem;
+
+// ---- problems ----
+
+// `lead` rows before and `tail` rows after the batch's rows (random values, never read):
+// qo_indptr[0] = lead, T = lead + sum(E) + tail. Only rows [lead, lead + sum E) may be written.
+ExtendProblem with_padding(const ExtendProblem &p, int64_t lead, int64_t tail, uint32_t seed) {
+    ExtendProblem out = p;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> val(0.1f, 0.5f);
+    auto pad = [&](const std::vector<uint16_t> &src, int64_t row, std::vector<uint16_t> *dst) {
+        dst->clear();
+        for (int64_t i = 0; i < lead * row; i++) dst->push_back(p.from_f(val(rng)));
+        dst->insert(dst->end(), src.begin(), src.end());
+        for (int64_t i = 0; i < tail * row; i++) dst->push_back(p.from_f(val(rng)));
+    };
+    pad(p.q, p.Hq * p.Lq, &out.q);
+    pad(p.k_ext, p.Hkv * p.Lq, &out.k_ext);
+    pad(p.v_ext, p.Hkv * p.Lv, &out.v_ext);
+    for (auto &x : out.qo_indptr) x += int32_t(lead);
+    out.T = p.T + lead + tail;
+    return out;
+}
+
+// The batch of requests `reqs` of p, in that order (same cache, same slots; masks and
+// window_kv_offsets follow their request).
+ExtendProblem subset(const ExtendProblem &p, const std::vector<int64_t> &reqs) {
+    ExtendProblem s = p;
+    s.B = int64_t(reqs.size());
+    s.q.clear();
+    s.k_ext.clear();
+    s.v_ext.clear();
+    s.kv_indices.clear();
+    s.qo_indptr.assign(1, 0);
+    s.kv_indptr.assign(1, 0);
+    s.custom_mask.clear();
+    s.mask_indptr.clear();
+    s.window_kv_offsets.clear();
+    const int64_t ql = p.Hq * p.Lq, kl = p.Hkv * p.Lq, vl = p.Hkv * p.Lv;
+    for (int64_t b : reqs) {
+        const int64_t q0 = p.qo_indptr[size_t(b)], E = p.E(b), k0 = p.kv_indptr[size_t(b)], P = p.P(b);
+        s.q.insert(s.q.end(), p.q.begin() + q0 * ql, p.q.begin() + (q0 + E) * ql);
+        s.k_ext.insert(s.k_ext.end(), p.k_ext.begin() + q0 * kl, p.k_ext.begin() + (q0 + E) * kl);
+        s.v_ext.insert(s.v_ext.end(), p.v_ext.begin() + q0 * vl, p.v_ext.begin() + (q0 + E) * vl);
+        s.kv_indices.insert(s.kv_indices.end(), p.kv_indices.begin() + k0, p.kv_indices.begin() + k0 + P);
+        s.qo_indptr.push_back(s.qo_indptr.back() + int32_t(E));
+        s.kv_indptr.push_back(s.kv_indptr.back() + int32_t(P));
+        if (!p.window_kv_offsets.empty()) s.window_kv_offsets.push_back(p.window_kv_offsets[size_t(b)]);
+        if (p.has_mask()) {
+            const int64_t size = E * (P + E + p.wko(b)), start = p.mask_indptr[size_t(b)];
+            s.mask_indptr.push_back(int64_t(s.custom_mask.size()));
+            s.custom_mask.insert(s.custom_mask.end(), p.custom_mask.begin() + start, p.custom_mask.begin() + start + size);
+        }
+    }
+    if (p.has_mask()) {
+        s.mask_indptr.push_back(int64_t(s.custom_mask.size()));
+        if (s.custom_mask.empty()) s.custom_mask.assign(1, 0);  // keep "has a mask" for an all-empty subset
+    }
+    s.T = s.qo_indptr.back();
+    return s;
+}
+
+int64_t max_extend(const ExtendProblem &p) {
+    int64_t m = 0;
+    for (int64_t b = 0; b < p.B; b++) m = std::max(m, p.E(b));
+    return m;
+}
+
+// ---- device copies of a call's tensors ----
+
+using TensorMember = lb_tensor lb_extend_attention_args::*;
+struct NamedMember {
+    const char *name;
+    TensorMember member;
+};
+const NamedMember kTensors[] = {
+    {"q_extend", &lb_extend_attention_args::q_extend},
+    {"k_extend", &lb_extend_attention_args::k_extend},
+    {"v_extend", &lb_extend_attention_args::v_extend},
+    {"o_extend", &lb_extend_attention_args::o_extend},
+    {"k_buffer", &lb_extend_attention_args::k_buffer},
+    {"v_buffer", &lb_extend_attention_args::v_buffer},
+    {"qo_indptr", &lb_extend_attention_args::qo_indptr},
+    {"kv_indptr", &lb_extend_attention_args::kv_indptr},
+    {"kv_indices", &lb_extend_attention_args::kv_indices},
+    {"sinks", &lb_extend_attention_args::sinks},
+    {"lse_extend", &lb_extend_attention_args::lse_extend},
+    {"custom_mask", &lb_extend_attention_args::custom_mask},
+    {"mask_indptr", &lb_extend_attention_args::mask_indptr},
+    {"window_kv_offsets", &lb_extend_attention_args::window_kv_offsets},
+};
+
+size_t element_bytes(lb_dtype dt) {
+    switch (dt) {
+        case LB_UINT8: return 1;
+        case LB_FLOAT16:
+        case LB_BFLOAT16: return 2;
+        case LB_INT64: return 8;
+        default: return 4;
+    }
+}
+
+// Bytes a tensor's view spans (0 for an absent or empty one).
+size_t tensor_bytes(const lb_tensor &t) {
+    if (t.data == nullptr || t.ndim <= 0) return 0;
+    int64_t last = 0;
+    for (int d = 0; d < t.ndim; d++) {
+        if (t.shape[d] <= 0) return 0;
+        last += (t.shape[d] - 1) * t.strides[d];
+    }
+    return size_t(last + 1) * element_bytes(t.dtype);
+}
+
+// Device copies of every present tensor of a host argument block; `args` is the same
+// block with device pointers. Absent tensors stay absent, a host nullptr stays nullptr.
+struct DeviceArgs {
+    lb_extend_attention_args args{};
+    lb_extend_attention_args host{};
+    std::vector<std::pair<TensorMember, DeviceBuffer>> buffers;
+
+    std::string mirror(const lb_extend_attention_args &h) {
+        host = h;
+        args = h;
+        for (const NamedMember &t : kTensors) {
+            const lb_tensor &src = h.*t.member;
+            if (src.data == nullptr) continue;
+            DeviceBuffer buffer;
+            const size_t bytes = tensor_bytes(src);
+            std::string error = buffer.allocate(bytes);
+            if (error.empty() && bytes > 0) error = buffer.upload(src.data, bytes);
+            if (!error.empty()) return std::string(t.name) + ": " + error;
+            (args.*t.member).data = buffer.pointer();
+            buffers.emplace_back(t.member, std::move(buffer));
+        }
+        return {};
+    }
+    const DeviceBuffer *find(TensorMember m) const {
+        for (const auto &[member, buffer] : buffers) {
+            if (member == m) return &buffer;
+        }
+        return nullptr;
+    }
+    // Host -> device again for one tensor (its host storage changed).
+    // A zero-byte tensor (e.g. o_extend of a batch without rows: T = 0, and an empty
+    // std::vector's data() is nullptr, so mirror() made no copy) has nothing to copy.
+    std::string upload(TensorMember m) const {
+        const size_t bytes = tensor_bytes(host.*m);
+        if (bytes == 0) return {};
+        const DeviceBuffer *b = find(m);
+        if (b == nullptr) return "upload: no device copy";
+        return b->upload((host.*m).data, bytes);
+    }
+    // Device -> host storage for one tensor (nothing for a zero-byte one, as upload()).
+    std::string download(TensorMember m) const {
+        const size_t bytes = tensor_bytes(host.*m);
+        if (bytes == 0) return {};
+        const DeviceBuffer *b = find(m);
+        if (b == nullptr) return "download: no device copy";
+        return b->download((host.*m).data, bytes);
+    }
+    std::string upload_outputs() const {
+        std::string e = upload(&lb_extend_attention_args::o_extend);
+        if (e.empty() && find(&lb_extend_attention_args::lse_extend)) e = upload(&lb_extend_attention_args::lse_extend);
+        return e;
+    }
+    std::string download_outputs() const {
+        std::string e = download(&lb_extend_attention_args::o_extend);
+        if (e.empty() && find(&lb_extend_attention_args::lse_extend)) e = download(&lb_extend_attention_args::lse_extend);
+        return e;
+    }
+};
+
+// The outputs of one call, whole storage (poisoned rows included); lse empty without LSE.
+struct Outputs {
+    std::vector<uint16_t> o;
+    std::vector<float> lse;
+};
+
+std::string describe(const ExtendCase &c, lb_variant v, bool with_lse) {
+    std::ostringstream os;
+    os << c << (v == LB_BOUNDED ? " bounded" : " full-width") << (with_lse ? " with lse" : " without lse") << " on cuda:0";
+    return os.str();
+}
+
+// Whether `name` occurs in `message` as a whole identifier.
+bool names_argument(const std::string &message, const std::string &name) {
+    auto is_ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+    for (size_t at = message.find(name); at != std::string::npos; at = message.find(name, at + 1)) {
+        const bool starts = at == 0 || !is_ident(message[at - 1]);
+        const size_t end = at + name.size();
+        if (starts && (end == message.size() || !is_ident(message[end]))) return true;
+    }
+    return false;
+}
+
+::testing::AssertionResult call_failed(lb_status status) {
+    auto f = ::testing::AssertionFailure();
+    f << "status " << status << ", lb_last_error(): " << lb_last_error();
+    if (status == LB_ERROR_UNSUPPORTED) f << " (a planned CUDA variant is missing)";
+    return f;
+}
+
+class CudaExtendBase : public CudaFixture {
+protected:
+    // One call on `stream` with every tensor mirrored to the device (outputs poisoned);
+    // outputs downloaded whole into *out.
+    ::testing::AssertionResult run_on_device(const ExtendProblem &p, const ExtendCase &c, lb_variant variant, bool with_lse,
+                                             cuda::CUstream stream, Outputs *out) {
+        ExtendBuffers buf;
+        make_args(p, c, variant, &buf, with_lse);
+        DeviceArgs d;
+        std::string error = d.mirror(buf.args);
+        if (!error.empty()) return ::testing::AssertionFailure() << error;
+        const lb_status status = lb_extend_attention_fwd(&d.args, livebound::cuda_device(0, stream));
+        if (status != LB_OK) return call_failed(status);
+        error = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream));
+        if (error.empty()) error = d.download_outputs();
+        if (!error.empty()) return ::testing::AssertionFailure() << error;
+        out->o = std::move(buf.o);
+        if (with_lse) {
+            out->lse = std::move(buf.lse);
+        } else {
+            out->lse.clear();
+        }
+        return ::testing::AssertionSuccess();
+    }
+
+    // A call for a shape without a CUDA variant: LB_ERROR_UNSUPPORTED, the message names
+    // 'q_extend', o_extend and lse_extend (device copies) still poisoned.
+    void expect_unsupported(const ExtendProblem &p, const ExtendCase &c, lb_variant variant, bool with_lse) {
+        const std::string what = describe(c, variant, with_lse);
+        ExtendBuffers buf;
+        make_args(p, c, variant, &buf, with_lse);
+        DeviceArgs dev;
+        ASSERT_EQ(dev.mirror(buf.args), "") << what;
+        const lb_status status = lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_));
+        const std::string message = lb_last_error();
+        EXPECT_EQ(status, LB_ERROR_UNSUPPORTED) << what << ": " << message;
+        EXPECT_NE(message.find("'q_extend'"), std::string::npos) << "the message does not name 'q_extend': " << message;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        ASSERT_EQ(dev.download_outputs(), "") << what;
+        size_t touched = 0;
+        for (uint16_t x : buf.o) touched += x != kPoison16;
+        if (with_lse) {
+            for (float x : buf.lse) touched += std::memcmp(&x, &kPoisonLse, 4) != 0;
+        }
+        EXPECT_EQ(touched, 0u) << touched << " output elements written by a refused call: " << what;
+    }
+};
+
+// ---- checks ----
+
+struct References {
+    reference::Result<double> r64;
+    reference::Result<float> r32;
+};
+
+References references(const ExtendProblem &p) { return {reference::reference_fp64(p), reference::reference_naive_fp32(p)}; }
+
+// max |a - b| over [begin, end), same-signed infinities equal, NaN -> inf.
+template <typename A, typename B>
+double max_abs_diff(const std::vector<A> &a, const std::vector<B> &b, size_t begin, size_t end) {
+    double e = 0;
+    for (size_t i = begin; i < end; i++) {
+        const double x = double(a[i]), y = double(b[i]);
+        if (std::isinf(x) && std::isinf(y) && (x > 0) == (y > 0)) continue;
+        const double d = std::fabs(x - y);
+        if (std::isnan(d)) return INFINITY;
+        e = std::max(e, d);
+    }
+    return e;
+}
+
+// The CPU suite's tolerance over the written rows (kernel error <= 2x the naive same-precision
+// reference's + 1e-5, every o element within one ulp + 1e-6 of the fp64 value) and the
+// poison everywhere else.
+void expect_accurate(const ExtendProblem &p, const References &ref, const Outputs &out, const std::string &context) {
+    const size_t r0 = size_t(p.qo_indptr.front()), r1 = size_t(p.qo_indptr.back());
+    const size_t ro = size_t(p.Hq * p.Lv), rl = size_t(p.Hq);
+    ASSERT_EQ(out.o.size(), size_t(p.T) * ro);
+    std::vector<float> o(out.o.size());
+    for (size_t i = 0; i < o.size(); i++) o[i] = p.to_f(out.o[i]);
+    const double err = max_abs_diff(o, ref.r64.o, r0 * ro, r1 * ro);
+    const double err_naive = max_abs_diff(ref.r32.o, ref.r64.o, r0 * ro, r1 * ro);
+    EXPECT_LE(err, 2 * err_naive + 1e-5) << "o: kernel error " << err << " vs naive " << err_naive << "\n" << context;
+    size_t bad_ulp = 0, first_bad = 0;
+    for (size_t i = r0 * ro; i < r1 * ro; i++) {
+        const double exact = ref.r64.o[i];
+        const uint16_t bits = p.from_f(float(std::fabs(exact)));
+        const double ulp = std::fabs(double(p.to_f(uint16_t(bits + 1))) - double(p.to_f(bits)));
+        if (!(std::fabs(o[i] - exact) <= ulp + 1e-6)) {
+            if (bad_ulp++ == 0) first_bad = i;
+        }
+    }
+    EXPECT_EQ(bad_ulp, 0u) << bad_ulp << " o elements off by more than one ulp + 1e-6; first: element " << first_bad
+                           << " (row " << first_bad / ro << ") = " << o[first_bad] << " vs exact " << ref.r64.o[first_bad]
+                           << "\n" << context;
+    size_t touched = 0, first_touched = 0;
+    for (size_t i = 0; i < out.o.size(); i++) {
+        if ((i < r0 * ro || i >= r1 * ro) && out.o[i] != kPoison16) {
+            if (touched++ == 0) first_touched = i;
+        }
+    }
+    EXPECT_EQ(touched, 0u) << touched << " o elements outside rows [" << r0 << ", " << r1 << ") were written; first: element "
+                           << first_touched << " (row " << first_touched / ro << ")\n" << context;
+    double lerr = 0, lerr_naive = 0;
+    if (!out.lse.empty()) {
+        ASSERT_EQ(out.lse.size(), size_t(p.T) * rl);
+        lerr = max_abs_diff(out.lse, ref.r64.lse, r0 * rl, r1 * rl);
+        lerr_naive = max_abs_diff(ref.r32.lse, ref.r64.lse, r0 * rl, r1 * rl);
+        EXPECT_LE(lerr, 2 * lerr_naive + 1e-5) << "lse: kernel error " << lerr << " vs naive " << lerr_naive << "\n" << context;
+        size_t lse_touched = 0;
+        for (size_t i = 0; i < out.lse.size(); i++) {
+            if ((i < r0 * rl || i >= r1 * rl) && std::memcmp(&out.lse[i], &kPoisonLse, 4) != 0) lse_touched++;
+        }
+        EXPECT_EQ(lse_touched, 0u) << lse_touched << " lse elements outside rows [" << r0 << ", " << r1
+                                   << ") were written\n" << context;
+    }
+    std::printf("%s: o error %.3g (naive %.3g)", context.c_str(), err, err_naive);
+    if (!out.lse.empty()) std::printf(", lse error %.3g (naive %.3g)", lerr, lerr_naive);
+    std::printf("\n");
+}
+
+// o (and lse, when both have it) identical bit for bit, whole storage.
+void expect_identical(const Outputs &a, const Outputs &b, const std::string &what) {
+    ASSERT_EQ(a.o.size(), b.o.size()) << what;
+    size_t differ = 0, first = 0;
+    for (size_t i = 0; i < a.o.size(); i++) {
+        if (a.o[i] != b.o[i] && differ++ == 0) first = i;
+    }
+    EXPECT_EQ(differ, 0u) << differ << " o elements differ; first: element " << first << " (" << a.o[first] << " vs "
+                          << b.o[first] << ")\n" << what;
+    if (!a.lse.empty() && !b.lse.empty()) {
+        ASSERT_EQ(a.lse.size(), b.lse.size()) << what;
+        EXPECT_EQ(0, std::memcmp(a.lse.data(), b.lse.data(), a.lse.size() * 4)) << "lse differs\n" << what;
+    }
+}
+
+constexpr int64_t kLeadRows = 3, kTailRows = 5;
+
+// ---- (a) accuracy, every CPU case + 256/256 ----
+
+// The CUDA variants of cmake/families/extend_attention.cmake: bounded bf16 64/128/256 and
+// fp16 64/128 head dims with int64 kv_indices, each with and without the LSE output; bf16
+// 128/128 with int32 kv_indices without the LSE only; full-width bf16 128/128 int64 (with
+// and without the LSE) and bf16 256/256 int64 without the LSE. Nothing else (576/512,
+// fp16 256/256, ...) is built for CUDA: the runtime refuses it (LB_ERROR_UNSUPPORTED).
+bool cuda_variant_built(const ExtendCase &c, lb_variant variant, bool with_lse) {
+    if (c.Lq != c.Lv) return false;
+    const int64_t d = c.Lq;
+    if (variant == LB_BOUNDED) {
+        if (!c.index64) return c.bf16 && d == 128 && !with_lse;
+        return c.bf16 ? (d == 64 || d == 128 || d == 256) : (d == 64 || d == 128);
+    }
+    if (!c.bf16 || !c.index64) return false;
+    return d == 128 || (d == 256 && !with_lse);
+}
+
+// Head dims 256/256 (the spec's §A shape scaled down): the CPU build has no such variant.
+// (CUDA has bf16 256/256 only.)
+std::vector<ExtendCase> d256_cases() {
+    std::vector<ExtendCase> cs;
+    ExtendCase w{"cuda_bf16_d256_window", 131, true, 16, 8, 256, 256, {200, 3, 70}, {0, 90, 40}};
+    w.window = 64;
+    cs.push_back(w);
+    ExtendCase s{"cuda_bf16_d256_causal_sinks", 132, true, 8, 2, 256, 256, {65, 130, 1}, {10, 0, 33}};
+    s.sinks = true;
+    cs.push_back(s);
+    return cs;
+}
+
+std::vector<ExtendCase> accuracy_cases() {
+    std::vector<ExtendCase> cs = extend_cases();
+    for (const ExtendCase &c : d256_cases()) cs.push_back(c);
+    return cs;
+}
+
+class CudaExtendAccuracy : public CudaExtendBase, public ::testing::WithParamInterface<ExtendCase> {};
+
+// Built shapes: o (and lse where the variant has it) within the fp64 tolerance, poison kept.
+// int32 kv_indices exist without the LSE only; shapes not built for CUDA (the MLA case
+// 576/512) must be refused by name, writing nothing.
+TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
+    const ExtendCase &c = GetParam();
+    const ExtendProblem p = with_padding(make_problem(c), kLeadRows, kTailRows, c.seed + 5000);
+    std::vector<bool> lse_forms;
+    for (bool with_lse : {true, false}) {
+        if (cuda_variant_built(c, LB_BOUNDED, with_lse)) {
+            lse_forms.push_back(with_lse);
+        } else if (c.index64) {  // int32 with lse: not run (int32 is built without the LSE only)
+            expect_unsupported(p, c, LB_BOUNDED, with_lse);
+        }
+    }
+    if (lse_forms.empty()) return;
+    const References ref = references(p);
+    std::vector<Outputs> outs;
+    for (bool with_lse : lse_forms) {
+        Outputs out;
+        ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, with_lse, stream_, &out)) << describe(c, LB_BOUNDED, with_lse);
+        expect_accurate(p, ref, out, describe(c, LB_BOUNDED, with_lse));
+        outs.push_back(std::move(out));
+    }
+    if (outs.size() == 2) {
+        // Informational (the CPU suite asserts it; the CUDA variants with and without LSE
+        // are separate kernels): whether o is the same bits either way.
+        size_t differ = 0;
+        for (size_t i = 0; i < outs[0].o.size(); i++) differ += outs[0].o[i] != outs[1].o[i];
+        std::printf("%s: o with vs without lse: %zu of %zu elements differ\n", c.name.c_str(), differ, outs[0].o.size());
+    }
+}
+
+// Shapes and forms the CUDA build does not have, beyond the accuracy cases: fp16 256/256,
+// full-width fp16 and 64/64, full-width 256/256 with the LSE, int32 kv_indices with the LSE.
+using CudaExtendUnsupported = CudaExtendBase;
+
+TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
+    struct Form {
+        ExtendCase c;
+        lb_variant variant;
+        bool with_lse;
+    };
+    ExtendCase f256{"fp16_d256", 151, false, 8, 2, 256, 256, {40, 3}, {10, 20}};
+    ExtendCase f64{"fp16_d64", 152, false, 8, 2, 64, 64, {40, 3}, {10, 20}};
+    ExtendCase b256{"bf16_d256", 153, true, 8, 2, 256, 256, {40, 3}, {10, 20}};
+    ExtendCase b64{"bf16_d64", 154, true, 8, 2, 64, 64, {40, 3}, {10, 20}};
+    ExtendCase i32{"bf16_d128_i32", 155, true, 8, 2, 128, 128, {40, 3}, {10, 20}};
+    i32.index64 = false;
+    const std::vector<Form> forms = {
+        {f256, LB_BOUNDED, true},     {f256, LB_BOUNDED, false}, {f64, LB_FULL_WIDTH, false},
+        {b64, LB_FULL_WIDTH, true},   {b256, LB_FULL_WIDTH, true}, {i32, LB_BOUNDED, true},
+        {i32, LB_FULL_WIDTH, false},
+    };
+    for (const Form &f : forms) {
+        ASSERT_FALSE(cuda_variant_built(f.c, f.variant, f.with_lse)) << describe(f.c, f.variant, f.with_lse);
+        const ExtendProblem p = with_padding(make_problem(f.c), kLeadRows, kTailRows, f.c.seed + 5000);
+        expect_unsupported(p, f.c, f.variant, f.with_lse);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaExtendAccuracy, ::testing::ValuesIn(accuracy_cases()),
+                         [](const ::testing::TestParamInfo<ExtendCase> &i) { return i.param.name; });
+
+// ---- (b) bounded == full-width twin ----
+
+// The full-width CUDA variants: bf16 128/128 int64 with and without lse, bf16 256/256
+// int64 without lse.
+struct TwinParam {
+    ExtendCase c;
+    bool with_lse;
+};
+void PrintTo(const TwinParam &t, std::ostream *os) { *os << t.c << (t.with_lse ? " with lse" : " without lse"); }
+
+std::vector<TwinParam> twin_params() {
+    std::vector<TwinParam> out;
+    for (const ExtendCase &c : extend_cases()) {
+        if (c.bf16 && c.Lq == 128 && c.Lv == 128 && c.index64) {
+            out.push_back({c, true});
+            out.push_back({c, false});
+        }
+    }
+    out.push_back({d256_cases().at(0), false});
+    return out;
+}
+
+class CudaExtendTwin : public CudaExtendBase, public ::testing::WithParamInterface<TwinParam> {};
+
+TEST_P(CudaExtendTwin, BoundedEqualsFullWidthBitForBit) {
+    const ExtendCase &c = GetParam().c;
+    const bool with_lse = GetParam().with_lse;
+    const ExtendProblem p = with_padding(make_problem(c), kLeadRows, kTailRows, c.seed + 6000);
+    Outputs bounded, full;
+    ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, with_lse, stream_, &bounded)) << describe(c, LB_BOUNDED, with_lse);
+    ASSERT_TRUE(run_on_device(p, c, LB_FULL_WIDTH, with_lse, stream_, &full)) << describe(c, LB_FULL_WIDTH, with_lse);
+    // Includes the lead and tail rows: the twin writes no more rows than the bounded form.
+    expect_identical(bounded, full, describe(c, LB_FULL_WIDTH, with_lse) + " vs bounded");
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaExtendTwin, ::testing::ValuesIn(twin_params()),
+                         [](const ::testing::TestParamInfo<TwinParam> &i) {
+                             return i.param.c.name + (i.param.with_lse ? "_lse" : "_nolse");
+                         });
+
+// ---- (c) a request's output does not depend on its batch mates ----
+
+using CudaExtendBatchMates = CudaExtendBase;
+
+TEST_F(CudaExtendBatchMates, RequestBitsIndependentOfBatchMates) {
+    std::vector<ExtendCase> cs;
+    ExtendCase w{"batch_bf16_d128_window", 81, true, 8, 2, 128, 128, {100, 1, 37, 64, 0, 130}, {30, 90, 0, 5, 12, 70}};
+    w.window = 25;
+    cs.push_back(w);
+    ExtendCase s{"batch_fp16_d64_sinks_cap", 82, false, 8, 4, 64, 64, {150, 1, 33, 64, 5}, {40, 0, 200, 17, 3}};
+    s.sinks = true;
+    s.logit_cap = 6.0f;
+    cs.push_back(s);
+    ExtendCase m{"batch_bf16_d128_i32_mask", 83, true, 8, 2, 128, 128, {70, 1, 33, 40}, {25, 60, 0, 80}};
+    m.custom_mask = true;
+    m.index64 = false;
+    cs.push_back(m);
+    for (const ExtendCase &c : cs) {
+        const ExtendProblem p = make_problem(c);
+        // int32 kv_indices are built without the LSE only.
+        const bool with_lse = cuda_variant_built(c, LB_BOUNDED, true);
+        Outputs all;
+        ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, with_lse, stream_, &all)) << describe(c, LB_BOUNDED, with_lse);
+        const size_t ro = size_t(p.Hq * p.Lv), rl = size_t(p.Hq);
+        // Request b's rows in `got` (a batch `order` of p's requests) vs in `all`.
+        auto compare = [&](const ExtendProblem &batch, const std::vector<int64_t> &order, const Outputs &got,
+                           const std::string &what) {
+            for (size_t i = 0; i < order.size(); i++) {
+                const int64_t b = order[i], E = p.E(b);
+                if (E == 0) continue;  // an empty request has no rows to compare
+                const size_t at = size_t(batch.qo_indptr[i]), want = size_t(p.qo_indptr[size_t(b)]);
+                EXPECT_EQ(0, std::memcmp(&got.o[at * ro], &all.o[want * ro], size_t(E) * ro * 2))
+                    << "request " << b << " o, " << what << "\n" << c;
+                if (with_lse) {
+                    EXPECT_EQ(0, std::memcmp(&got.lse[at * rl], &all.lse[want * rl], size_t(E) * rl * 4))
+                        << "request " << b << " lse, " << what << "\n" << c;
+                }
+            }
+        };
+        for (int64_t b = 0; b < p.B; b++) {
+            const ExtendProblem one = subset(p, {b});
+            ExtendCase c1 = c;
+            c1.E = {p.E(b)};
+            Outputs got;
+            ASSERT_TRUE(run_on_device(one, c1, LB_BOUNDED, with_lse, stream_, &got)) << "request " << b << " alone\n" << c;
+            compare(one, {b}, got, "alone");
+        }
+        std::vector<int64_t> reversed;
+        for (int64_t b = p.B - 1; b >= 0; b--) reversed.push_back(b);
+        const ExtendProblem rev = subset(p, reversed);
+        ExtendCase cr = c;
+        cr.extra_max_len = 77;  // a different grid too
+        Outputs got;
+        ASSERT_TRUE(run_on_device(rev, cr, LB_BOUNDED, with_lse, stream_, &got)) << "reversed batch\n" << c;
+        compare(rev, reversed, got, "batch reversed, max_len_extend + 77");
+    }
+}
+
+// ---- (d) CUDA-graph capture and replay on the caller's stream ----
+
+using CudaExtendGraph = CudaExtendBase;
+
+TEST_F(CudaExtendGraph, ReplayEqualsDirectCallAlsoAfterNewInputs) {
+    const cuda::Driver *d = cuda::driver();
+    ExtendCase c{"graph", 141, true, 8, 2, 128, 128, {150, 1, 33, 0, 64, 5}, {40, 0, 200, 17, 0, 3}};
+    c.window = 30;
+    c.sinks = true;
+    const ExtendProblem p1 = with_padding(make_problem(c), kLeadRows, kTailRows, 7141);
+
+    // Second inputs for the same captured buffers: new q values, a new split of the rows
+    // (fewer of them: the tail of the captured range must stay poisoned) and new prefixes
+    // inside the same kv_indices, every E_b <= the captured max_len_extend.
+    ExtendProblem p2 = p1;
+    {
+        std::mt19937 rng(7142);
+        std::normal_distribution<float> val(0.1f, 0.5f);
+        for (auto &x : p2.q) x = p2.from_f(val(rng));
+        const std::vector<int32_t> E2 = {100, 20, 33, 10, 50, 0}, P2 = {0, 60, 150, 17, 30, 3};
+        p2.qo_indptr.assign(1, int32_t(kLeadRows));
+        p2.kv_indptr.assign(1, 0);
+        for (size_t b = 0; b < E2.size(); b++) {
+            p2.qo_indptr.push_back(p2.qo_indptr.back() + E2[b]);
+            p2.kv_indptr.push_back(p2.kv_indptr.back() + P2[b]);
+        }
+        ASSERT_LE(p2.qo_indptr.back(), p1.qo_indptr.back());
+        ASSERT_LE(size_t(p2.kv_indptr.back()), p1.kv_indices.size());
+    }
+    ExtendCase c2 = c;
+    c2.extra_max_len = max_extend(p1) - max_extend(p2);  // the captured max_len_extend
+
+    Outputs direct1, direct2;
+    ASSERT_TRUE(run_on_device(p1, c, LB_BOUNDED, true, stream_, &direct1)) << describe(c, LB_BOUNDED, true);
+    ASSERT_TRUE(run_on_device(p2, c2, LB_BOUNDED, true, stream_, &direct2)) << describe(c2, LB_BOUNDED, true);
+
+    ExtendBuffers buf;
+    make_args(p1, c, LB_BOUNDED, &buf, true);
+    DeviceArgs dev;
+    ASSERT_EQ(dev.mirror(buf.args), "");
+    const lb_device device = livebound::cuda_device(0, stream_);
+    ASSERT_EQ(lb_extend_attention_fwd(&dev.args, device), LB_OK) << lb_last_error();  // warm-up (PTX JIT)
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "");
+
+    ASSERT_EQ(cuda_error("cuStreamBeginCapture", d->cuStreamBeginCapture(stream_, cuda::kStreamCaptureModeThreadLocal)), "");
+    const lb_status captured_status = lb_extend_attention_fwd(&dev.args, device);
+    const std::string captured_message = lb_last_error();
+    cuda::CUgraph graph = nullptr;
+    const std::string end_error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream_, &graph));
+    ASSERT_EQ(captured_status, LB_OK) << "call during capture: " << captured_message;
+    ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
+    cuda::CUgraphExec exec = nullptr;
+    const std::string instantiate_error =
+        cuda_error("cuGraphInstantiateWithFlags", d->cuGraphInstantiateWithFlags(&exec, graph, 0));
+    if (!instantiate_error.empty()) d->cuGraphDestroy(graph);
+    ASSERT_EQ(instantiate_error, "");
+
+    auto replay = [&](const std::string &what, const Outputs &want) {
+        std::fill(buf.o.begin(), buf.o.end(), kPoison16);
+        std::fill(buf.lse.begin(), buf.lse.end(), kPoisonLse);
+        ASSERT_EQ(dev.upload_outputs(), "") << what;
+        ASSERT_EQ(cuda_error("cuGraphLaunch", d->cuGraphLaunch(exec, stream_)), "") << what;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "") << what;
+        ASSERT_EQ(dev.download_outputs(), "") << what;
+        expect_identical(Outputs{buf.o, buf.lse}, want, what);
+    };
+    replay("replay 1 (captured inputs) vs direct call", direct1);
+    replay("replay 2 (captured inputs again) vs direct call", direct1);
+    // New contents in the captured device buffers: p2's q, qo_indptr and kv_indptr (same
+    // sizes as p1's) uploaded over them.
+    dev.host.q_extend.data = p2.q.data();
+    dev.host.qo_indptr.data = p2.qo_indptr.data();
+    dev.host.kv_indptr.data = p2.kv_indptr.data();
+    ASSERT_EQ(dev.upload(&lb_extend_attention_args::q_extend), "");
+    ASSERT_EQ(dev.upload(&lb_extend_attention_args::qo_indptr), "");
+    ASSERT_EQ(dev.upload(&lb_extend_attention_args::kv_indptr), "");
+    replay("replay 3 (new q, qo_indptr, kv_indptr) vs direct call on them", direct2);
+    d->cuGraphExecDestroy(exec);
+    d->cuGraphDestroy(graph);
+}
+
+// ---- (e) errors and edges ----
+
+using CudaExtendErrors = CudaExtendBase;
+
+ExtendCase error_case() {
+    ExtendCase c{"errors", 4242, true, 8, 2, 128, 128, {40, 3, 17}, {20, 0, 9}};
+    c.window = 10;
+    c.sinks = true;
+    return c;
+}
+
+// o_extend and lse_extend still poisoned, on the host and on the device.
+void expect_untouched(const ExtendBuffers &host, const DeviceArgs &dev, const std::string &what) {
+    auto poisoned = [](const std::vector<uint16_t> &o, const std::vector<float> &lse) {
+        for (uint16_t x : o) {
+            if (x != kPoison16) return false;
+        }
+        for (float x : lse) {
+            if (std::memcmp(&x, &kPoisonLse, 4) != 0) return false;
+        }
+        return true;
+    };
+    EXPECT_TRUE(poisoned(host.o, host.lse)) << "host outputs written: " << what;
+    std::vector<uint16_t> o(host.o.size());
+    std::vector<float> lse(host.lse.size());
+    const DeviceBuffer *bo = dev.find(&lb_extend_attention_args::o_extend);
+    const DeviceBuffer *bl = dev.find(&lb_extend_attention_args::lse_extend);
+    ASSERT_TRUE(bo != nullptr && bl != nullptr);
+    ASSERT_EQ(bo->download(o.data(), o.size() * 2), "");
+    ASSERT_EQ(bl->download(lse.data(), lse.size() * 4), "");
+    EXPECT_TRUE(poisoned(o, lse)) << "device outputs written: " << what;
+}
+
+TEST_F(CudaExtendErrors, HostPointersAreRejectedByName) {
+    const ExtendCase c = error_case();
+    const ExtendProblem p = make_problem(c);
+    for (const NamedMember &t : kTensors) {
+        const std::string name = t.name;
+        if (name == "custom_mask" || name == "mask_indptr" || name == "window_kv_offsets") continue;  // absent here
+        ExtendBuffers buf;
+        make_args(p, c, LB_BOUNDED, &buf, true);
+        DeviceArgs dev;
+        ASSERT_EQ(dev.mirror(buf.args), "");
+        lb_extend_attention_args args = dev.args;
+        (args.*t.member).data = (buf.args.*t.member).data;  // host memory
+        const lb_status status = lb_extend_attention_fwd(&args, livebound::cuda_device(0, stream_));
+        const std::string message = lb_last_error();
+        EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE)
+            << name << " in host memory: status " << status << ": " << message;
+        EXPECT_TRUE(names_argument(message, name)) << name << " in host memory: " << message;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        expect_untouched(buf, dev, name + " in host memory");
+    }
+}
+
+TEST_F(CudaExtendErrors, WrongDeviceIndexIsRejected) {
+    const ExtendCase c = error_case();
+    const ExtendProblem p = make_problem(c);
+    ExtendBuffers buf;
+    make_args(p, c, LB_BOUNDED, &buf, true);
+    DeviceArgs dev;
+    ASSERT_EQ(dev.mirror(buf.args), "");
+    const int32_t count = lb_cuda_device_count();
+    for (int32_t index : {count, -1}) {
+        const lb_status status = lb_extend_attention_fwd(&dev.args, livebound::cuda_device(index, stream_));
+        const std::string message = lb_last_error();
+        EXPECT_TRUE(status == LB_ERROR_DEVICE || status == LB_ERROR_INVALID_ARGUMENT)
+            << "device " << index << ": status " << status << ": " << message;
+        EXPECT_TRUE(names_argument(message, "device")) << message;
+    }
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    expect_untouched(buf, dev, "nonexistent device index");
+    if (count >= 2) {
+        // A real device that does not hold the tensors (they live on device 0).
+        const lb_status status = lb_extend_attention_fwd(&dev.args, livebound::cuda_device(1, nullptr));
+        const std::string message = lb_last_error();
+        EXPECT_TRUE(status == LB_ERROR_DEVICE || status == LB_ERROR_INVALID_ARGUMENT) << "status " << status << ": " << message;
+        bool named = false;
+        for (const NamedMember &t : kTensors) named = named || names_argument(message, t.name);
+        EXPECT_TRUE(named) << "the message names no argument: " << message;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
+        expect_untouched(buf, dev, "tensors on device 0, call on device 1");
+    }
+}
+
+using CudaExtendEdges = CudaExtendBase;
+
+// No query row (every E_b = 0, rows on both sides of the empty range; and B = 0): OK,
+// nothing written.
+TEST_F(CudaExtendEdges, NoRowsWritesNothing) {
+    ExtendCase c{"no_rows", 5, true, 8, 2, 128, 128, {0, 0}, {10, 3}};
+    const ExtendProblem p = with_padding(make_problem(c), kLeadRows, kTailRows, 5005);
+    ExtendBuffers buf;
+    make_args(p, c, LB_BOUNDED, &buf, true);
+    DeviceArgs dev;
+    ASSERT_EQ(dev.mirror(buf.args), "");
+    ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_OK) << lb_last_error();
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    expect_untouched(buf, dev, "every E_b = 0");
+
+    ExtendProblem b0 = p;
+    b0.B = 0;
+    b0.qo_indptr = {int32_t(kLeadRows)};
+    b0.kv_indptr = {0};
+    ExtendBuffers buf0;
+    make_args(b0, c, LB_BOUNDED, &buf0, true);
+    DeviceArgs dev0;
+    ASSERT_EQ(dev0.mirror(buf0.args), "");
+    ASSERT_EQ(lb_extend_attention_fwd(&dev0.args, livebound::cuda_device(0, stream_)), LB_OK) << lb_last_error();
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    expect_untouched(buf0, dev0, "B = 0");
+}
+
+TEST_F(CudaExtendEdges, NullStreamIsTheLegacyDefaultStream) {
+    ExtendCase c = error_case();
+    const ExtendProblem p = with_padding(make_problem(c), kLeadRows, kTailRows, 5006);
+    Outputs out;
+    ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, true, nullptr, &out)) << describe(c, LB_BOUNDED, true) << " stream NULL";
+    expect_accurate(p, references(p), out, describe(c, LB_BOUNDED, true) + " stream NULL");
+}
+
+}  // namespace
+}  // namespace livebound::testing

@@ -1,0 +1,292 @@
+// K8 extend_attention_fwd_unified on CUDA device 0, on caller-owned device memory and a
+// caller-created non-blocking stream (the K7 CUDA suite's setup: every host buffer gets a
+// device copy of its whole storage, o poisoned, downloaded whole after the call, so the
+// CPU suite's checks apply unchanged).
+//   (a) CudaUnifiedAccuracy: a few cases per CUDA variant (bounded bf16 64/64, 128/128,
+//       fp16 128/128; full-width bf16 128/128, all int64 kv_indices) against the fp64
+//       reference with the CPU suite's tolerance (unified_cases.h), NaN rows included,
+//       and the lead / tail rows outside [qo_indptr[0], qo_indptr[B]) still poisoned;
+//   (b) CudaUnifiedTwin: bounded == full-width bit for bit (bf16 128/128), whole o;
+//   (c) CudaUnifiedUnsupported: forms the CUDA build lacks are refused with
+//       LB_ERROR_UNSUPPORTED naming 'q', writing nothing.
+// A built variant that returns LB_ERROR_UNSUPPORTED is a failure. Every test skips, saying
+// why, without a driver or a device.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda_driver.h"
+#include "cuda_test_util.h"  // DeviceBuffer, CudaFixture, cuda_error
+#include "livebound/livebound.h"
+#include "livebound/livebound.hpp"
+#include "unified_cases.h"
+
+namespace livebound::testing {
+namespace {
+
+using reference::UnifiedProblem;
+
+constexpr int64_t kLeadRows = 3, kTailRows = 5;
+
+using Member = lb_tensor lb_extend_attention_unified_args::*;
+struct NamedMember {
+    const char *name;
+    Member member;
+};
+const NamedMember kTensors[] = {
+    {"q", &lb_extend_attention_unified_args::q},
+    {"o", &lb_extend_attention_unified_args::o},
+    {"k_buffer", &lb_extend_attention_unified_args::k_buffer},
+    {"v_buffer", &lb_extend_attention_unified_args::v_buffer},
+    {"qo_indptr", &lb_extend_attention_unified_args::qo_indptr},
+    {"kv_indptr", &lb_extend_attention_unified_args::kv_indptr},
+    {"kv_indices", &lb_extend_attention_unified_args::kv_indices},
+    {"prefix_lens", &lb_extend_attention_unified_args::prefix_lens},
+    {"sinks", &lb_extend_attention_unified_args::sinks},
+    {"custom_mask", &lb_extend_attention_unified_args::custom_mask},
+    {"mask_indptr", &lb_extend_attention_unified_args::mask_indptr},
+};
+
+size_t element_bytes(lb_dtype dt) {
+    switch (dt) {
+        case LB_UINT8: return 1;
+        case LB_FLOAT16:
+        case LB_BFLOAT16: return 2;
+        case LB_INT64: return 8;
+        default: return 4;
+    }
+}
+
+// Bytes a tensor's view spans (0 for an absent or empty one).
+size_t tensor_bytes(const lb_tensor &t) {
+    if (t.data == nullptr || t.ndim <= 0) return 0;
+    int64_t last = 0;
+    for (int d = 0; d < t.ndim; d++) {
+        if (t.shape[d] <= 0) return 0;
+        last += (t.shape[d] - 1) * t.strides[d];
+    }
+    return size_t(last + 1) * element_bytes(t.dtype);
+}
+
+// Device copies of every present tensor of a host argument block (`args`: the same block
+// with device pointers; a host nullptr, e.g. an empty std::vector's, stays nullptr).
+struct DeviceArgs {
+    lb_extend_attention_unified_args args{};
+    lb_extend_attention_unified_args host{};
+    std::vector<std::pair<Member, DeviceBuffer>> buffers;
+
+    std::string mirror(const lb_extend_attention_unified_args &h) {
+        host = h;
+        args = h;
+        for (const NamedMember &t : kTensors) {
+            const lb_tensor &src = h.*t.member;
+            if (src.data == nullptr) continue;
+            const size_t bytes = tensor_bytes(src);
+            DeviceBuffer buffer;
+            std::string error = buffer.allocate(bytes);
+            if (error.empty() && bytes > 0) error = buffer.upload(src.data, bytes);
+            if (!error.empty()) return std::string(t.name) + ": " + error;
+            (args.*t.member).data = buffer.pointer();
+            buffers.emplace_back(t.member, std::move(buffer));
+        }
+        return {};
+    }
+    // o, device -> host (nothing for a zero-byte o).
+    std::string download_o() const {
+        const size_t bytes = tensor_bytes(host.o);
+        if (bytes == 0) return {};
+        for (const auto &[member, buffer] : buffers) {
+            if (member == &lb_extend_attention_unified_args::o) return buffer.download(host.o.data, bytes);
+        }
+        return "download: o has no device copy";
+    }
+};
+
+std::string describe(const UnifiedCase &c, lb_variant v) {
+    std::ostringstream os;
+    os << c << (v == LB_BOUNDED ? " bounded" : " full-width") << " on cuda:0";
+    return os.str();
+}
+
+class CudaUnifiedBase : public CudaFixture {
+protected:
+    // One call on stream_ with every tensor mirrored to the device (o poisoned); o
+    // downloaded whole into *o. With `status`, the call's status and lb_last_error() go to
+    // *status and *message (and any status is a success here); without, only LB_OK is.
+    ::testing::AssertionResult call(const UnifiedProblem &p, const UnifiedCase &c, lb_variant variant, std::vector<uint16_t> *o,
+                                    lb_status *status = nullptr, std::string *message_out = nullptr) {
+        UnifiedBuffers buf;
+        make_unified_args(p, c, variant, &buf);
+        DeviceArgs d;
+        std::string error = d.mirror(buf.args);
+        if (!error.empty()) return ::testing::AssertionFailure() << error;
+        const lb_status s = lb_extend_attention_fwd_unified(&d.args, livebound::cuda_device(0, stream_));
+        const std::string message = lb_last_error();
+        if (status) *status = s;
+        if (message_out) *message_out = message;
+        error = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_));
+        if (error.empty()) error = d.download_o();
+        if (!error.empty()) return ::testing::AssertionFailure() << error;
+        *o = std::move(buf.o);
+        if (s != LB_OK && status == nullptr) {
+            return ::testing::AssertionFailure() << "status " << s << ": " << message
+                                                 << (s == LB_ERROR_UNSUPPORTED ? " (a built CUDA variant is missing)" : "");
+        }
+        return ::testing::AssertionSuccess();
+    }
+};
+
+// ---- (a) accuracy per variant ----
+
+struct AccuracyParam {
+    UnifiedCase c;
+    lb_variant variant;
+};
+void PrintTo(const AccuracyParam &a, std::ostream *os) { *os << describe(a.c, a.variant); }
+
+std::vector<AccuracyParam> accuracy_params() {
+    std::vector<AccuracyParam> out;
+    // bf16 128/128 (bounded and full-width): uneven causal, window with dead tiles, mask +
+    // sinks + non-causal window, xai + cap + k/v scales.
+    {
+        UnifiedCase a{"bf16_d128_uneven_causal", 211, true, 8, 2, 128, 128, {150, 1, 33, 0, 64, 5}, {40, 0, 200, 17, 0, 3}};
+        UnifiedCase w{"bf16_d128_window_dead_tiles", 212, true, 8, 2, 128, 128, {130, 7, 65}, {90, 300, 0}};
+        w.window = 32;
+        w.extra_max_len = 45;
+        UnifiedCase m{"bf16_d128_mask_noncausal_window_sinks", 213, true, 8, 2, 128, 128, {50, 7, 33}, {40, 0, 12}};
+        m.custom_mask = true;
+        m.causal = false;
+        m.window = 11;
+        m.mask_density = 0.3f;
+        m.sinks = true;
+        UnifiedCase x{"bf16_d128_xai_cap_scales", 214, true, 8, 2, 128, 128, {60, 30, 9}, {10, 70, 0}};
+        x.xai_temperature_len = 40;
+        x.logit_cap = 8.0f;
+        x.k_scale = 0.75f;
+        x.v_scale = 1.25f;
+        for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+            for (const UnifiedCase &c : {a, w, m, x}) out.push_back({c, v});
+        }
+    }
+    // bf16 64/64 bounded: GQA 4:1 window; causal mask with empty rows (NaN) and no sink.
+    {
+        UnifiedCase g{"bf16_d64_gqa4_window", 221, true, 8, 2, 64, 64, {45, 90, 3}, {100, 0, 7}};
+        g.window = 50;
+        g.extra_max_len = 40;
+        UnifiedCase e{"bf16_d64_mask_empty_rows", 222, true, 8, 4, 64, 64, {40, 9, 21}, {10, 33, 0}};
+        e.custom_mask = true;
+        e.empty_row_every = 5;
+        e.window = 24;
+        out.push_back({g, LB_BOUNDED});
+        out.push_back({e, LB_BOUNDED});
+    }
+    // fp16 128/128 bounded: non-causal with scales and empty requests; GQA 8:1 cap + sinks.
+    {
+        UnifiedCase n{"fp16_d128_noncausal_scales", 231, false, 8, 2, 128, 128, {0, 50, 0, 70}, {10, 30, 0, 5}};
+        n.causal = false;
+        n.window = 7;
+        n.k_scale = 1.5f;
+        n.v_scale = 0.5f;
+        UnifiedCase s{"fp16_d128_gqa8_cap_sinks", 232, false, 8, 1, 128, 128, {97, 12, 40}, {60, 5, 0}};
+        s.logit_cap = 5.0f;
+        s.sinks = true;
+        s.sm_scale = 0.1f;
+        s.window = 20;
+        out.push_back({n, LB_BOUNDED});
+        out.push_back({s, LB_BOUNDED});
+    }
+    return out;
+}
+
+class CudaUnifiedAccuracy : public CudaUnifiedBase, public ::testing::WithParamInterface<AccuracyParam> {};
+
+TEST_P(CudaUnifiedAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
+    const UnifiedCase &c = GetParam().c;
+    const lb_variant v = GetParam().variant;
+    const UnifiedProblem p = with_padding(make_unified_problem(c), kLeadRows, kTailRows, c.seed + 3000);
+    std::vector<uint16_t> o;
+    ASSERT_TRUE(call(p, c, v, &o)) << describe(c, v);
+    expect_unified_accurate(p, reference::reference_unified_fp64(p), reference::reference_unified_naive_fp32(p), o,
+                            describe(c, v));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaUnifiedAccuracy, ::testing::ValuesIn(accuracy_params()),
+                         [](const ::testing::TestParamInfo<AccuracyParam> &i) {
+                             return i.param.c.name + (i.param.variant == LB_BOUNDED ? "_bounded" : "_full");
+                         });
+
+// ---- (b) bounded == full-width, bf16 128/128 ----
+
+using CudaUnifiedTwin = CudaUnifiedBase;
+
+TEST_F(CudaUnifiedTwin, BoundedEqualsFullWidthBitForBit) {
+    std::vector<UnifiedCase> cs;
+    UnifiedCase a{"twin_uneven_window", 241, true, 8, 2, 128, 128, {150, 1, 33, 0, 64, 5}, {40, 0, 200, 17, 0, 3}};
+    a.window = 40;
+    a.extra_max_len = 33;
+    cs.push_back(a);
+    UnifiedCase m{"twin_mask_sinks_empty_rows", 242, true, 8, 2, 128, 128, {70, 1, 33, 40}, {25, 60, 0, 80}};
+    m.custom_mask = true;
+    m.empty_row_every = 4;
+    m.sinks = true;
+    cs.push_back(m);
+    UnifiedCase n{"twin_mask_empty_rows_nan", 243, true, 8, 8, 128, 128, {33, 64}, {5, 0}};
+    n.custom_mask = true;
+    n.causal = false;
+    n.empty_row_every = 3;
+    cs.push_back(n);
+    UnifiedCase x{"twin_noncausal_xai", 244, true, 8, 4, 128, 128, {97, 12}, {0, 50}};
+    x.causal = false;
+    x.window = 70;
+    x.xai_temperature_len = 30;
+    cs.push_back(x);
+    for (const UnifiedCase &c : cs) {
+        const UnifiedProblem p = with_padding(make_unified_problem(c), kLeadRows, kTailRows, c.seed + 3000);
+        std::vector<uint16_t> ob, of;
+        ASSERT_TRUE(call(p, c, LB_BOUNDED, &ob)) << describe(c, LB_BOUNDED);
+        ASSERT_TRUE(call(p, c, LB_FULL_WIDTH, &of)) << describe(c, LB_FULL_WIDTH);
+        ASSERT_EQ(ob.size(), of.size());
+        size_t differ = 0, first = 0;
+        for (size_t i = 0; i < ob.size(); i++) {
+            if (ob[i] != of[i] && differ++ == 0) first = i;
+        }
+        EXPECT_EQ(differ, 0u) << differ << " o elements differ; first: element " << first << "\n" << c;
+    }
+}
+
+// ---- (c) forms not built for CUDA ----
+
+using CudaUnifiedUnsupported = CudaUnifiedBase;
+
+TEST_F(CudaUnifiedUnsupported, NotBuiltFormsAreRefusedByName) {
+    struct Form {
+        UnifiedCase c;
+        lb_variant variant;
+    };
+    UnifiedCase f64{"fp16_d64", 251, false, 8, 2, 64, 64, {40, 3}, {10, 20}};
+    UnifiedCase f128{"fp16_d128", 252, false, 8, 2, 128, 128, {40, 3}, {10, 20}};
+    UnifiedCase b64{"bf16_d64", 253, true, 8, 2, 64, 64, {40, 3}, {10, 20}};
+    UnifiedCase i32{"bf16_d128_i32", 254, true, 8, 2, 128, 128, {40, 3}, {10, 20}};
+    i32.index64 = false;
+    const std::vector<Form> forms = {{f64, LB_BOUNDED}, {f128, LB_FULL_WIDTH}, {b64, LB_FULL_WIDTH}, {i32, LB_BOUNDED}};
+    for (const Form &f : forms) {
+        const UnifiedProblem p = with_padding(make_unified_problem(f.c), kLeadRows, kTailRows, f.c.seed);
+        std::vector<uint16_t> o;
+        lb_status status = LB_OK;
+        std::string message;
+        ASSERT_TRUE(call(p, f.c, f.variant, &o, &status, &message)) << describe(f.c, f.variant);
+        EXPECT_EQ(status, LB_ERROR_UNSUPPORTED) << describe(f.c, f.variant) << ": " << message;
+        EXPECT_NE(message.find("'q'"), std::string::npos) << "the message does not name 'q': " << message;
+        size_t touched = 0;
+        for (uint16_t x : o) touched += x != kPoison16;
+        EXPECT_EQ(touched, 0u) << touched << " o elements written by a refused call: " << describe(f.c, f.variant);
+    }
+}
+
+}  // namespace
+}  // namespace livebound::testing
