@@ -153,6 +153,58 @@ int main() {
     LB_FIELD(lb_transform_index_args, variant);
     end_struct();
 
+    LB_STRUCT(lb_extend_attention_args);
+    LB_FIELD(lb_extend_attention_args, q_extend);
+    LB_FIELD(lb_extend_attention_args, k_extend);
+    LB_FIELD(lb_extend_attention_args, v_extend);
+    LB_FIELD(lb_extend_attention_args, o_extend);
+    LB_FIELD(lb_extend_attention_args, k_buffer);
+    LB_FIELD(lb_extend_attention_args, v_buffer);
+    LB_FIELD(lb_extend_attention_args, qo_indptr);
+    LB_FIELD(lb_extend_attention_args, kv_indptr);
+    LB_FIELD(lb_extend_attention_args, kv_indices);
+    LB_FIELD(lb_extend_attention_args, sinks);
+    LB_FIELD(lb_extend_attention_args, lse_extend);
+    LB_FIELD(lb_extend_attention_args, custom_mask);
+    LB_FIELD(lb_extend_attention_args, mask_indptr);
+    LB_FIELD(lb_extend_attention_args, window_kv_offsets);
+    LB_FIELD(lb_extend_attention_args, max_len_extend);
+    LB_FIELD(lb_extend_attention_args, is_causal);
+    LB_FIELD(lb_extend_attention_args, sliding_window_size);
+    LB_FIELD(lb_extend_attention_args, sm_scale);
+    LB_FIELD(lb_extend_attention_args, logit_cap);
+    LB_FIELD(lb_extend_attention_args, k_scale);
+    LB_FIELD(lb_extend_attention_args, v_scale);
+    LB_FIELD(lb_extend_attention_args, skip_prefix_custom_mask);
+    LB_FIELD(lb_extend_attention_args, xai_temperature_len);
+    LB_FIELD(lb_extend_attention_args, skip_prefix);
+    LB_FIELD(lb_extend_attention_args, skip_extend);
+    LB_FIELD(lb_extend_attention_args, variant);
+    end_struct();
+
+    LB_STRUCT(lb_extend_attention_unified_args);
+    LB_FIELD(lb_extend_attention_unified_args, q);
+    LB_FIELD(lb_extend_attention_unified_args, o);
+    LB_FIELD(lb_extend_attention_unified_args, k_buffer);
+    LB_FIELD(lb_extend_attention_unified_args, v_buffer);
+    LB_FIELD(lb_extend_attention_unified_args, qo_indptr);
+    LB_FIELD(lb_extend_attention_unified_args, kv_indptr);
+    LB_FIELD(lb_extend_attention_unified_args, kv_indices);
+    LB_FIELD(lb_extend_attention_unified_args, prefix_lens);
+    LB_FIELD(lb_extend_attention_unified_args, sinks);
+    LB_FIELD(lb_extend_attention_unified_args, custom_mask);
+    LB_FIELD(lb_extend_attention_unified_args, mask_indptr);
+    LB_FIELD(lb_extend_attention_unified_args, max_len_extend);
+    LB_FIELD(lb_extend_attention_unified_args, is_causal);
+    LB_FIELD(lb_extend_attention_unified_args, sliding_window_size);
+    LB_FIELD(lb_extend_attention_unified_args, sm_scale);
+    LB_FIELD(lb_extend_attention_unified_args, logit_cap);
+    LB_FIELD(lb_extend_attention_unified_args, k_scale);
+    LB_FIELD(lb_extend_attention_unified_args, v_scale);
+    LB_FIELD(lb_extend_attention_unified_args, xai_temperature_len);
+    LB_FIELD(lb_extend_attention_unified_args, variant);
+    end_struct();
+
     std::printf("\n }\n}\n");
     return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs python/tests/test_torch_cuda.py (K1 through the Python layer on torch CUDA tensors,
-# eager and under CUDA-graph capture/replay) on the GPU machine: python3 with torch, no
-# Halide or build tools needed, only liblivebound.so (built with CUDA) copied over.
+# Runs python/tests/test_torch_cuda.py (K1, K7 and K8 through the Python layer on torch CUDA
+# tensors, eager and under CUDA-graph capture/replay, against torch references) on the GPU
+# machine: python3 with torch, no Halide or build tools needed, only liblivebound.so (built
+# with CUDA) copied over.
 #
 #   LIVEBOUND_LIB=/path/to/liblivebound.so python/run_gpu_check.sh
 #   python/run_gpu_check.sh /path/to/liblivebound.so

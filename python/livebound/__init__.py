@@ -6,8 +6,8 @@
 
 The library is loaded on first use from $LIVEBOUND_LIB, else from the build tree next to
 this package (<repo>/build/runtime/liblivebound.so); load_library(path) loads it
-explicitly. Tensors: torch.Tensor (CPU or CUDA) or numpy.ndarray (CPU); torch is never
-imported by livebound. See docs/python.md.
+explicitly. Tensors: torch.Tensor (CPU or CUDA) or numpy.ndarray (CPU; bfloat16 as
+as_bfloat16(uint16 bits)); torch is never imported by livebound. See docs/python.md.
 """
 
 from ._abi import (
@@ -19,6 +19,9 @@ from ._abi import (
     LB_ERROR_INVALID_ARGUMENT,
     LB_ERROR_KERNEL,
     LB_ERROR_UNSUPPORTED,
+    LB_BFLOAT16,
+    LB_FLOAT16,
+    LB_FLOAT32,
     LB_FULL_WIDTH,
     LB_INT32,
     LB_INT64,
@@ -34,10 +37,13 @@ from ._lib import (
     load_library,
     version,
 )
+from ._tensor import BFloat16Array, as_bfloat16
 from .kernels import (
     Q_MODE_CUMSUM,
     Q_MODE_NONE,
     Q_MODE_STRIDED,
+    extend_attention_fwd,
+    extend_attention_fwd_unified,
     fused_dsa_decode_metadata,
     fused_dsa_target_verify_metadata,
     get_k_and_s,
@@ -60,6 +66,10 @@ __all__ = [
     "update_trtllm_mha_graph_metadata",
     "get_k_and_s",
     "transform_index_page_table_prefill",
+    "extend_attention_fwd",
+    "extend_attention_fwd_unified",
+    "as_bfloat16",
+    "BFloat16Array",
     "Q_MODE_NONE",
     "Q_MODE_CUMSUM",
     "Q_MODE_STRIDED",
@@ -74,6 +84,9 @@ __all__ = [
     "LB_INT32",
     "LB_INT64",
     "LB_UINT8",
+    "LB_FLOAT16",
+    "LB_BFLOAT16",
+    "LB_FLOAT32",
     "LB_DEVICE_CPU",
     "LB_DEVICE_CUDA",
 ]

@@ -184,6 +184,62 @@ class lb_transform_index_args(ctypes.Structure):  # K6
     ]
 
 
+class lb_extend_attention_args(ctypes.Structure):  # K7
+    _fields_ = [
+        ("q_extend", lb_tensor),
+        ("k_extend", lb_tensor),
+        ("v_extend", lb_tensor),
+        ("o_extend", lb_tensor),
+        ("k_buffer", lb_tensor),
+        ("v_buffer", lb_tensor),
+        ("qo_indptr", lb_tensor),
+        ("kv_indptr", lb_tensor),
+        ("kv_indices", lb_tensor),
+        ("sinks", lb_tensor),
+        ("lse_extend", lb_tensor),
+        ("custom_mask", lb_tensor),
+        ("mask_indptr", lb_tensor),
+        ("window_kv_offsets", lb_tensor),
+        ("max_len_extend", ctypes.c_int64),
+        ("is_causal", ctypes.c_int32),
+        ("sliding_window_size", ctypes.c_int32),
+        ("sm_scale", ctypes.c_float),
+        ("logit_cap", ctypes.c_float),
+        ("k_scale", ctypes.c_float),
+        ("v_scale", ctypes.c_float),
+        ("skip_prefix_custom_mask", ctypes.c_int32),
+        ("xai_temperature_len", ctypes.c_int32),
+        ("skip_prefix", ctypes.c_int32),
+        ("skip_extend", ctypes.c_int32),
+        ("variant", c_enum),
+    ]
+
+
+class lb_extend_attention_unified_args(ctypes.Structure):  # K8
+    _fields_ = [
+        ("q", lb_tensor),
+        ("o", lb_tensor),
+        ("k_buffer", lb_tensor),
+        ("v_buffer", lb_tensor),
+        ("qo_indptr", lb_tensor),
+        ("kv_indptr", lb_tensor),
+        ("kv_indices", lb_tensor),
+        ("prefix_lens", lb_tensor),
+        ("sinks", lb_tensor),
+        ("custom_mask", lb_tensor),
+        ("mask_indptr", lb_tensor),
+        ("max_len_extend", ctypes.c_int64),
+        ("is_causal", ctypes.c_int32),
+        ("sliding_window_size", ctypes.c_int32),
+        ("sm_scale", ctypes.c_float),
+        ("logit_cap", ctypes.c_float),
+        ("k_scale", ctypes.c_float),  # C: float k_scale, v_scale;
+        ("v_scale", ctypes.c_float),
+        ("xai_temperature_len", ctypes.c_int32),
+        ("variant", c_enum),
+    ]
+
+
 # Every struct of the C ABI, by its C name (the ABI layout test walks this).
 STRUCTS = {
     cls.__name__: cls
@@ -196,6 +252,8 @@ STRUCTS = {
         lb_trtllm_mha_graph_metadata_args,
         lb_dsa_kv_gather_args,
         lb_transform_index_args,
+        lb_extend_attention_args,
+        lb_extend_attention_unified_args,
     )
 }
 
@@ -213,6 +271,11 @@ FUNCTIONS = {
     ),
     "lb_get_k_and_s": (c_enum, [ctypes.POINTER(lb_dsa_kv_gather_args), lb_device]),
     "lb_transform_index_page_table_prefill": (c_enum, [ctypes.POINTER(lb_transform_index_args), lb_device]),
+    "lb_extend_attention_fwd": (c_enum, [ctypes.POINTER(lb_extend_attention_args), lb_device]),
+    "lb_extend_attention_fwd_unified": (
+        c_enum,
+        [ctypes.POINTER(lb_extend_attention_unified_args), lb_device],
+    ),
     "lb_last_error": (ctypes.c_char_p, []),
     "lb_cuda_device_available": (ctypes.c_int, [ctypes.c_int32]),
     "lb_cuda_device_count": (ctypes.c_int32, []),

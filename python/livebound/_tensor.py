@@ -25,8 +25,53 @@ VARIANTS = {
 }
 
 
+_TORCH_DTYPES = (
+    ("int32", _abi.LB_INT32),
+    ("int64", _abi.LB_INT64),
+    ("uint8", _abi.LB_UINT8),
+    ("float16", _abi.LB_FLOAT16),
+    ("bfloat16", _abi.LB_BFLOAT16),
+    ("float32", _abi.LB_FLOAT32),
+)
+_TORCH_NAMES = ", ".join("torch." + n for n, _ in _TORCH_DTYPES)
+_NUMPY_NAMES = "int32, int64, uint8, float16, float32; bfloat16 through livebound.as_bfloat16"
+
+
 def _torch_dtypes(torch):
-    return {torch.int32: _abi.LB_INT32, torch.int64: _abi.LB_INT64, torch.uint8: _abi.LB_UINT8}
+    return {getattr(torch, n): v for n, v in _TORCH_DTYPES if hasattr(torch, n)}
+
+
+class BFloat16Array:
+    """A numpy array of 16-bit integers holding bfloat16 bit patterns (the upper half of
+    the float32 bits), which livebound describes as LB_BFLOAT16: numpy has no bfloat16.
+    Made by as_bfloat16(); ``bits`` is the array (the kernel reads and writes its memory)."""
+
+    __slots__ = ("bits",)
+
+    def __init__(self, bits):
+        self.bits = bits
+
+    @property
+    def shape(self):
+        return self.bits.shape
+
+    def __repr__(self):
+        return "livebound.as_bfloat16(%r)" % (self.bits,)
+
+
+def as_bfloat16(bits):
+    """Marks ``bits``, a numpy uint16 (or int16) array of bfloat16 bit patterns, as a
+    bfloat16 tensor for livebound: ``livebound.as_bfloat16(o_bits)`` passed as an output
+    makes the kernel write bfloat16 values into ``o_bits``. (A numpy array whose dtype is
+    named "bfloat16", as ml_dtypes' is, is taken as bfloat16 directly; torch tensors carry
+    torch.bfloat16 themselves.)"""
+    np = sys.modules.get("numpy")
+    if np is None or not isinstance(bits, np.ndarray):
+        raise TypeError("livebound.as_bfloat16: expected a numpy.ndarray of uint16 bit patterns, got %s"
+                        % type(bits).__name__)
+    if bits.dtype.kind not in "ui" or bits.dtype.itemsize != 2:
+        raise TypeError("livebound.as_bfloat16: expected dtype uint16 (bfloat16 bit patterns), got %s" % bits.dtype)
+    return BFloat16Array(bits)
 
 
 def is_torch_tensor(x):
@@ -58,18 +103,22 @@ class Call:
         return ValueError("livebound.%s: argument '%s': %s" % (self.function, name, what))
 
     # ---- tensors ------------------------------------------------------------------------
-    def tensor(self, name, x, optional=False):
-        """lb_tensor describing ``x`` (torch.Tensor or numpy.ndarray); None gives the
-        all-zero 'absent' descriptor when ``optional`` (else a TypeError naming it)."""
+    def tensor(self, name, x, optional=False, bool_as_uint8=False):
+        """lb_tensor describing ``x`` (torch.Tensor, numpy.ndarray or as_bfloat16(array));
+        None gives the all-zero 'absent' descriptor when ``optional`` (else a TypeError
+        naming it). ``bool_as_uint8``: a bool tensor is described as uint8 (one byte, 0/1),
+        for masks."""
         t = _abi.lb_tensor()
         if x is None:
             if optional:
                 return t
             raise self._type_error(name, "a tensor is required, got None")
         if is_torch_tensor(x):
-            self._torch(name, x, t)
+            self._torch(name, x, t, bool_as_uint8)
         elif is_numpy_array(x):
-            self._numpy(name, x, t)
+            self._numpy(name, x, t, bool_as_uint8)
+        elif isinstance(x, BFloat16Array):
+            self._numpy(name, x.bits, t, False, _abi.LB_BFLOAT16)
         else:
             raise self._type_error(
                 name, "expected a torch.Tensor or numpy.ndarray, got %s" % type(x).__name__
@@ -90,11 +139,13 @@ class Call:
             t.shape[d] = int(shape[d])
             t.strides[d] = int(strides[d])
 
-    def _torch(self, name, x, t):
+    def _torch(self, name, x, t, bool_as_uint8=False):
         torch = sys.modules["torch"]
         dtype = _torch_dtypes(torch).get(x.dtype)
+        if dtype is None and bool_as_uint8 and x.dtype == getattr(torch, "bool", None):
+            dtype = _abi.LB_UINT8
         if dtype is None:
-            raise self._type_error(name, "dtype %s is not supported (torch.int32, torch.int64, torch.uint8)" % x.dtype)
+            raise self._type_error(name, "dtype %s is not supported (%s)" % (x.dtype, _TORCH_NAMES))
         dev = x.device
         if dev.type == "cpu":
             self._use_device(name, ("cpu", 0))
@@ -107,16 +158,26 @@ class Call:
         t.dtype = dtype
         self._set_shape(name, t, tuple(x.shape), x.stride())
 
-    def _numpy(self, name, x, t):
+    def _numpy(self, name, x, t, bool_as_uint8=False, dtype=None):
         dt = x.dtype
-        if dt.kind == "i" and dt.itemsize == 4:
+        if dtype is not None:
+            pass  # as_bfloat16: 16-bit integers checked there
+        elif dt.kind == "i" and dt.itemsize == 4:
             dtype = _abi.LB_INT32
         elif dt.kind == "i" and dt.itemsize == 8:
             dtype = _abi.LB_INT64
         elif dt.kind == "u" and dt.itemsize == 1:
             dtype = _abi.LB_UINT8
+        elif dt.kind == "f" and dt.itemsize == 2:
+            dtype = _abi.LB_FLOAT16
+        elif dt.kind == "f" and dt.itemsize == 4:
+            dtype = _abi.LB_FLOAT32
+        elif dt.name == "bfloat16" and dt.itemsize == 2:  # ml_dtypes.bfloat16
+            dtype = _abi.LB_BFLOAT16
+        elif dt.kind == "b" and bool_as_uint8:
+            dtype = _abi.LB_UINT8
         else:
-            raise self._type_error(name, "dtype %s is not supported (int32, int64, uint8)" % dt)
+            raise self._type_error(name, "dtype %s is not supported (%s)" % (dt, _NUMPY_NAMES))
         if not dt.isnative:
             raise self._type_error(name, "dtype %s is not in native byte order" % dt.str)
         strides = []
@@ -158,6 +219,16 @@ class Call:
 
     def flag(self, name, value):
         return 1 if value else 0
+
+    def real(self, name, value):
+        """``value`` (a Python, numpy or 0-d torch number on the host) as a Python float for a
+        C float field (else a TypeError naming it). Range and finiteness: the C ABI."""
+        if isinstance(value, (str, bytes)) or value is None:
+            raise self._type_error(name, "expected a number, got %s" % type(value).__name__)
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise self._type_error(name, "expected a number, got %s" % type(value).__name__) from None
 
     def variant(self, value):
         if isinstance(value, str):

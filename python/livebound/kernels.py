@@ -1,8 +1,10 @@
-"""One Python function per kernel (K1-K6). Keyword arguments follow SGLang's Python entry
+"""One Python function per kernel (K1-K8). Keyword arguments follow SGLang's Python entry
 points (spec §3) as far as the C ABI allows; the differences are listed per function.
 
 Common to all of them:
-  - Tensors are torch.Tensor (CPU or CUDA) or numpy.ndarray (CPU), int32 / int64 / uint8.
+  - Tensors are torch.Tensor (CPU or CUDA) or numpy.ndarray (CPU), int32 / int64 / uint8,
+    and for the attention kernels K7/K8 float16 / bfloat16 / float32 (numpy has no
+    bfloat16: wrap uint16 bit patterns with livebound.as_bfloat16).
     Every tensor of one call is on one device; CUDA calls run on ``stream`` (default
     torch.cuda.current_stream(device)), so they can be captured in a CUDA graph (after one
     warm-up call per kernel variant and process, which JIT-compiles the kernel).
@@ -344,3 +346,168 @@ def transform_index_page_table_prefill(
     a.variant = c.variant(variant)
     call("lb_transform_index_page_table_prefill", a, c.device(stream))
     return result
+
+
+def _no_hook(function, name, value):
+    if value is not None:
+        raise ValueError("livebound.%s: argument '%s': not supported (must be None)" % (function, name))
+
+
+def _window(c, value):
+    """sliding_window_size: None or <= 0 is off (SGLang's -1)."""
+    return -1 if value is None else c.integer("sliding_window_size", value)
+
+
+def extend_attention_fwd(
+    q_extend,
+    k_extend,
+    v_extend,
+    o_extend,
+    k_buffer,
+    v_buffer,
+    qo_indptr,
+    kv_indptr,
+    kv_indices,
+    custom_mask,
+    is_causal,
+    mask_indptr,
+    max_len_extend,
+    k_scale=1.0,
+    v_scale=1.0,
+    sm_scale=None,
+    logit_cap=0.0,
+    skip_prefix_custom_mask=True,
+    sliding_window_size=-1,
+    sinks=None,
+    window_kv_offsets=None,
+    xai_temperature_len=-1,
+    lse_extend=None,
+    skip_prefix=False,
+    skip_extend=False,
+    page_size=1,
+    score_mod=None,
+    aux_tensors=None,
+    extend_seq_lens_cpu=None,
+    identity_kv_indices=False,
+    *,
+    variant="bounded",
+    stream=None,
+):
+    """K7, SGLang's extend_attention_fwd (spec §3.7); lb_extend_attention_fwd. Returns None;
+    writes o_extend (and lse_extend when given) rows [qo_indptr[0], qo_indptr[B]).
+
+    Tensors: q/k/v_extend, o_extend, k/v_buffer float16 or bfloat16 (3-D, one dtype);
+    qo_indptr, kv_indptr int32; kv_indices int32 / int64; sinks and lse_extend float32;
+    custom_mask uint8 or bool (flat); mask_indptr int64; window_kv_offsets int32.
+    k_scale, v_scale (None: 1), sm_scale (None or 0: 1/sqrt(Lq)) and logit_cap are host
+    numbers (a CUDA 0-d tensor works but float() of it synchronises: pass Python floats).
+
+    Differences from SGLang: mask_indptr (and window_kv_offsets) are ignored when
+    custom_mask is None, as the Triton kernel ignores them; k_buffer / v_buffer must be
+    3-D [num_slots, Hkv, L], so page_size has no effect (a 3-D buffer is addressed by slot
+    whatever the page size); extend_seq_lens_cpu (HIP compact grid) and
+    identity_kv_indices (same math) are accepted and ignored; score_mod / aux_tensors must
+    be None; FP8 caches are not supported."""
+    fn = "extend_attention_fwd"
+    _no_hook(fn, "score_mod", score_mod)
+    _no_hook(fn, "aux_tensors", aux_tensors)
+    c = Call(fn)
+    a = _abi.lb_extend_attention_args()
+    if custom_mask is None:
+        mask_indptr = window_kv_offsets = None
+    a.q_extend = c.tensor("q_extend", q_extend)
+    a.k_extend = c.tensor("k_extend", k_extend)
+    a.v_extend = c.tensor("v_extend", v_extend)
+    a.o_extend = c.tensor("o_extend", o_extend)
+    a.k_buffer = c.tensor("k_buffer", k_buffer)
+    a.v_buffer = c.tensor("v_buffer", v_buffer)
+    a.qo_indptr = c.tensor("qo_indptr", qo_indptr)
+    a.kv_indptr = c.tensor("kv_indptr", kv_indptr)
+    a.kv_indices = c.tensor("kv_indices", kv_indices)
+    a.sinks = c.tensor("sinks", sinks, optional=True)
+    a.lse_extend = c.tensor("lse_extend", lse_extend, optional=True)
+    a.custom_mask = c.tensor("custom_mask", custom_mask, optional=True, bool_as_uint8=True)
+    a.mask_indptr = c.tensor("mask_indptr", mask_indptr, optional=True)
+    a.window_kv_offsets = c.tensor("window_kv_offsets", window_kv_offsets, optional=True)
+    a.max_len_extend = c.integer("max_len_extend", max_len_extend, "int64")
+    a.is_causal = c.flag("is_causal", is_causal)
+    a.sliding_window_size = _window(c, sliding_window_size)
+    a.sm_scale = 0.0 if sm_scale is None else c.real("sm_scale", sm_scale)
+    a.logit_cap = c.real("logit_cap", logit_cap)
+    a.k_scale = 1.0 if k_scale is None else c.real("k_scale", k_scale)
+    a.v_scale = 1.0 if v_scale is None else c.real("v_scale", v_scale)
+    a.skip_prefix_custom_mask = c.flag("skip_prefix_custom_mask", skip_prefix_custom_mask)
+    a.xai_temperature_len = c.integer("xai_temperature_len", xai_temperature_len)
+    a.skip_prefix = c.flag("skip_prefix", skip_prefix)
+    a.skip_extend = c.flag("skip_extend", skip_extend)
+    a.variant = c.variant(variant)
+    call("lb_extend_attention_fwd", a, c.device(stream))
+
+
+def extend_attention_fwd_unified(
+    q,
+    o,
+    k_buffer,
+    v_buffer,
+    k_scale,
+    v_scale,
+    qo_indptr,
+    kv_indptr,
+    kv_indices,
+    prefix_lens,
+    max_len_extend,
+    custom_mask=None,
+    mask_indptr=None,
+    sm_scale=None,
+    logit_cap=0.0,
+    is_causal=True,
+    sliding_window_size=-1,
+    sinks=None,
+    window_start_pos=None,
+    xai_temperature_len=-1,
+    page_size=1,
+    score_mod=None,
+    aux_tensors=None,
+    *,
+    variant="bounded",
+    stream=None,
+):
+    """K8, SGLang's extend_attention_fwd_unified (spec §3.8); lb_extend_attention_fwd_unified.
+    Returns None; writes o rows [qo_indptr[0], qo_indptr[B]).
+
+    Tensors: q, o, k_buffer, v_buffer float16 or bfloat16 (3-D, one dtype); qo_indptr,
+    kv_indptr, prefix_lens int32; kv_indices int32 / int64 (request b's P_b prefix slots,
+    then its E_b extend slots, all already in the cache); sinks float32; custom_mask uint8
+    or bool (flat, E x N per request); mask_indptr int64.
+
+    Differences from SGLang: mask_indptr is ignored when custom_mask is None;
+    window_start_pos is accepted and ignored (it cancels out of the window test);
+    page_size has no effect (3-D buffers); score_mod / aux_tensors must be None."""
+    fn = "extend_attention_fwd_unified"
+    _no_hook(fn, "score_mod", score_mod)
+    _no_hook(fn, "aux_tensors", aux_tensors)
+    c = Call(fn)
+    a = _abi.lb_extend_attention_unified_args()
+    if custom_mask is None:
+        mask_indptr = None
+    a.q = c.tensor("q", q)
+    a.o = c.tensor("o", o)
+    a.k_buffer = c.tensor("k_buffer", k_buffer)
+    a.v_buffer = c.tensor("v_buffer", v_buffer)
+    a.qo_indptr = c.tensor("qo_indptr", qo_indptr)
+    a.kv_indptr = c.tensor("kv_indptr", kv_indptr)
+    a.kv_indices = c.tensor("kv_indices", kv_indices)
+    a.prefix_lens = c.tensor("prefix_lens", prefix_lens)
+    a.sinks = c.tensor("sinks", sinks, optional=True)
+    a.custom_mask = c.tensor("custom_mask", custom_mask, optional=True, bool_as_uint8=True)
+    a.mask_indptr = c.tensor("mask_indptr", mask_indptr, optional=True)
+    a.max_len_extend = c.integer("max_len_extend", max_len_extend, "int64")
+    a.is_causal = c.flag("is_causal", is_causal)
+    a.sliding_window_size = _window(c, sliding_window_size)
+    a.sm_scale = 0.0 if sm_scale is None else c.real("sm_scale", sm_scale)
+    a.logit_cap = c.real("logit_cap", logit_cap)
+    a.k_scale = 1.0 if k_scale is None else c.real("k_scale", k_scale)
+    a.v_scale = 1.0 if v_scale is None else c.real("v_scale", v_scale)
+    a.xai_temperature_len = c.integer("xai_temperature_len", xai_temperature_len)
+    a.variant = c.variant(variant)
+    call("lb_extend_attention_fwd_unified", a, c.device(stream))

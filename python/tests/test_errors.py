@@ -65,12 +65,21 @@ class K1Errors(unittest.TestCase):
         self.assert_untouched()
 
     def test_unsupported_dtype_rejected_in_python(self):
-        for dtype in (np.float32, np.int16, np.uint32, np.bool_):
+        for dtype in (np.float64, np.int16, np.uint32, np.bool_):
             with self.subTest(dtype=dtype):
                 with self.assertRaises(TypeError) as cm:
                     self.call(seq_lens=self.seq_lens.astype(dtype))
                 self.assertIn("'seq_lens'", str(cm.exception))
                 self.assertIn("int32, int64, uint8", str(cm.exception))
+        self.assert_untouched()
+
+    def test_float_dtype_goes_to_the_c_abi(self):
+        # float16/float32 convert (the attention kernels take them); K1 rejects them by name.
+        for dtype in (np.float16, np.float32):
+            with self.subTest(dtype=dtype):
+                with self.assertRaises(livebound.LbError) as cm:
+                    self.call(seq_lens=self.seq_lens.astype(dtype))
+                self.assertIn("seq_lens", cm.exception.message)
         self.assert_untouched()
 
     def test_non_native_byte_order(self):

@@ -42,6 +42,30 @@ class NumpyDescriptors(unittest.TestCase):
             Call("f").tensor("c", np.zeros((1, 1, 1, 1, 1), dtype=np.int32))
         self.assertIn("'c'", str(cm.exception))
 
+    def test_float_dtypes(self):
+        for dtype, want in ((np.float16, _abi.LB_FLOAT16), (np.float32, _abi.LB_FLOAT32)):
+            a = np.zeros((2, 3, 8), dtype=dtype)[:, 1:]
+            t = Call("f").tensor("a", a)
+            self.assertEqual((t.data, t.dtype, t.ndim, list(t.shape[:3]), list(t.strides[:3])),
+                             (a.ctypes.data, want, 3, [2, 2, 8], [24, 8, 1]))
+
+    def test_bfloat16_bits(self):
+        bits = np.zeros((5, 2, 4), dtype=np.uint16)
+        t = Call("f").tensor("q", livebound.as_bfloat16(bits[::2]))
+        self.assertEqual((t.data, t.dtype, t.ndim, list(t.shape[:3]), list(t.strides[:3])),
+                         (bits.ctypes.data, _abi.LB_BFLOAT16, 3, [3, 2, 4], [16, 4, 1]))
+        for bad in (np.zeros(3, np.float16), np.zeros(3, np.int32), [1, 2]):
+            with self.assertRaises(TypeError):
+                livebound.as_bfloat16(bad)
+
+    def test_bool_only_where_a_mask_is_taken(self):
+        m = np.array([True, False, True])
+        with self.assertRaises(TypeError) as cm:
+            Call("f").tensor("seq_lens", m)
+        self.assertIn("'seq_lens'", str(cm.exception))
+        t = Call("f").tensor("custom_mask", m, bool_as_uint8=True)
+        self.assertEqual((t.data, t.dtype, t.shape[0], t.strides[0]), (m.ctypes.data, _abi.LB_UINT8, 3, 1))
+
     def test_absent_optional(self):
         t = Call("f").tensor("opt", None, optional=True)
         self.assertEqual((t.data, t.ndim, t.dtype), (None, 0, 0))
@@ -89,7 +113,8 @@ def _fake_torch():
     """A stand-in for the parts of torch livebound touches (the real one is not needed
     to test the conversion)."""
     torch = types.ModuleType("torch")
-    torch.int32, torch.int64, torch.uint8, torch.float32 = "torch.int32", "torch.int64", "torch.uint8", "torch.float32"
+    for name in ("int32", "int64", "uint8", "float16", "bfloat16", "float32", "float64", "bool"):
+        setattr(torch, name, "torch." + name)
 
     class device:
         def __init__(self, type, index=None):
@@ -163,11 +188,24 @@ class TorchDescriptors(unittest.TestCase):
 
     def test_unsupported_torch_dtype(self):
         if self.real:
-            x = self.torch.zeros(3, dtype=self.torch.float32)
+            x = self.torch.zeros(3, dtype=self.torch.float64)
         else:
-            x = self.torch.Tensor(0x10, "torch.float32", (3,), (1,), self.torch.device("cpu"))
+            x = self.torch.Tensor(0x10, "torch.float64", (3,), (1,), self.torch.device("cpu"))
         with self.assertRaises(TypeError) as cm:
             Call("f").tensor("seq_lens", x)
+        self.assertIn("'seq_lens'", str(cm.exception))
+
+    def test_torch_float_and_bool_dtypes(self):
+        def tensor(dtype):
+            if self.real:
+                return self.torch.zeros(3, dtype=getattr(self.torch, dtype))
+            return self.torch.Tensor(0x10, "torch." + dtype, (3,), (1,), self.torch.device("cpu"))
+
+        for dtype, want in (("float16", _abi.LB_FLOAT16), ("bfloat16", _abi.LB_BFLOAT16), ("float32", _abi.LB_FLOAT32)):
+            self.assertEqual(Call("f").tensor("q", tensor(dtype)).dtype, want, dtype)
+        self.assertEqual(Call("f").tensor("custom_mask", tensor("bool"), bool_as_uint8=True).dtype, _abi.LB_UINT8)
+        with self.assertRaises(TypeError) as cm:
+            Call("f").tensor("seq_lens", tensor("bool"))
         self.assertIn("'seq_lens'", str(cm.exception))
 
     @needs_numpy

@@ -1,11 +1,18 @@
-"""K1 through the Python layer on torch CUDA tensors (for the GPU machine: python3 with
-torch, liblivebound.so built with CUDA named by LIVEBOUND_LIB; no Halide needed).
+"""K1, K7 and K8 through the Python layer on torch CUDA tensors (for the GPU machine:
+python3 with torch, liblivebound.so built with CUDA named by LIVEBOUND_LIB; no Halide needed).
 
+K1:
   - eager calls on torch's current stream (and on an explicit side stream) against a torch
     reference: scalars in full, live prefix exact, every dead column still poisoned;
   - the full-width twin: same live prefix, every column below the width written;
   - torch.cuda.graph capture of one call, replayed with seq_lens (and req_pool_indices)
     changed in place between replays.
+K7 extend_attention_fwd / K8 extend_attention_fwd_unified (bf16, head dim 128, int64
+kv_indices: variants every CUDA build has):
+  - eager calls against a float64 torch reference of the spec (causal, sliding window,
+    sinks, GQA), rows outside the requests untouched, LSE; the full-width twin bit-identical;
+  - a bad argument raises LbError naming it;
+  - K7 under torch.cuda.graph capture, replayed after q_extend changed in place.
 
 Skips without torch or a CUDA device, unless LIVEBOUND_REQUIRE_CUDA=1 (run_gpu_check.sh
 sets it), which turns the skip into a failure.
@@ -163,6 +170,181 @@ class K1TorchCuda(unittest.TestCase):
             g.replay()
             with self.subTest(step=step, seq_lens=new_lens.tolist()):
                 self.check(p)
+
+
+
+# ---- K7 / K8 -----------------------------------------------------------------------------------
+HQ, HKV, HD = 4, 2, 128
+O_POISON, LSE_POISON = 123.0, -7777.0
+
+
+def attention_reference(q, keys, vals, qpos, kpos, causal, window, sinks):
+    """float64 softmax attention of one request in position space (spec §3.7.2 / §3.8 without
+    a custom mask): q [E, Hq, D], keys/vals [N, Hkv, D]; key at position kp is visible to the
+    query at position qp iff (not causal or kp <= qp) and (window <= 0 or |qp - kp| <= window,
+    the upper side only for non-causal). Returns o [E, Hq, D] and lse [E, Hq]."""
+    group = q.shape[1] // keys.shape[1]
+    k = keys.double().repeat_interleave(group, dim=1)
+    v = vals.double().repeat_interleave(group, dim=1)
+    s = torch.einsum("mhd,nhd->hmn", q.double(), k) / (q.shape[2] ** 0.5)
+    diff = qpos[:, None] - kpos[None, :]
+    vis = torch.ones_like(diff, dtype=torch.bool)
+    if causal:
+        vis &= diff >= 0
+    if window > 0:
+        vis &= diff <= window
+        if not causal:
+            vis &= -diff <= window
+    s = s.masked_fill(~vis[None], float("-inf"))
+    if sinks is not None:
+        s = torch.cat([s, sinks.double()[:, None, None].expand(-1, s.shape[1], 1)], dim=-1)
+    lse = torch.logsumexp(s, dim=-1)  # [Hq, E]
+    p = torch.exp(s - lse[..., None])[..., : keys.shape[0]]
+    return torch.einsum("hmn,nhd->mhd", p, v), lse.transpose(0, 1)
+
+
+class AttentionTorchCuda(unittest.TestCase):
+    P = [5, 0, 70, 3]  # prefix lengths (request 2 spans several 32-key tiles)
+    E = [4, 3, 40, 0]  # extend lengths (request 3 has no query row)
+
+    @classmethod
+    def setUpClass(cls):
+        why = _why_not()
+        if why:
+            if REQUIRE:
+                raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
+            raise unittest.SkipTest(why)
+        cls.dev = torch.device("cuda", torch.cuda.current_device())
+
+    def tensors(self, seed, unified):
+        """One problem: query rows start at row 1 (row 0 and the last row belong to no
+        request); keys in shuffled cache slots. unified: every request's list is its P
+        prefix slots then its E extend slots, all in the cache (K8)."""
+        g = torch.Generator().manual_seed(seed)
+        d, bf = self.dev, torch.bfloat16
+        P, E = self.P, self.E
+        n_list = [p + e for p, e in zip(P, E)] if unified else P
+        T, slots_used = sum(E) + 2, sum(n_list)
+        num_slots = slots_used + 9
+        t = type("Problem", (), {})()
+        t.T = T
+        t.qo = torch.tensor([1] + [1 + sum(E[: b + 1]) for b in range(len(E))], dtype=torch.int32, device=d)
+        t.kvp = torch.tensor([0] + [sum(n_list[: b + 1]) for b in range(len(n_list))], dtype=torch.int32, device=d)
+        t.kvi = torch.randperm(num_slots, generator=g)[:slots_used].to(torch.int64).to(d)
+        t.q = torch.randn(T, HQ, HD, generator=g).to(d, bf)
+        t.ke = torch.randn(T, HKV, HD, generator=g).to(d, bf)
+        t.ve = torch.randn(T, HKV, HD, generator=g).to(d, bf)
+        t.kb = torch.randn(num_slots, HKV, HD, generator=g).to(d, bf)
+        t.vb = torch.randn(num_slots, HKV, HD, generator=g).to(d, bf)
+        t.prefix_lens = torch.tensor(P, dtype=torch.int32, device=d)
+        t.sinks = torch.linspace(-1.0, 1.0, HQ, dtype=torch.float32, device=d)
+        t.o = torch.full((T, HQ, HD), O_POISON, dtype=bf, device=d)
+        t.lse = torch.full((T, HQ), LSE_POISON, dtype=torch.float32, device=d)
+        return t
+
+    def reference(self, t, causal, window, sinks, unified):
+        o = torch.full((t.T, HQ, HD), float("nan"), dtype=torch.float64, device=self.dev)
+        lse = torch.full((t.T, HQ), float("nan"), dtype=torch.float64, device=self.dev)
+        qo, kvp = t.qo.tolist(), t.kvp.tolist()
+        for b, (P, E) in enumerate(zip(self.P, self.E)):
+            if E == 0:
+                continue
+            q0, k0 = qo[b], kvp[b]
+            if unified:
+                slots = t.kvi[k0: k0 + P + E]
+                keys, vals = t.kb[slots], t.vb[slots]
+            else:
+                slots = t.kvi[k0: k0 + P]
+                keys = torch.cat([t.kb[slots], t.ke[q0: q0 + E]])
+                vals = torch.cat([t.vb[slots], t.ve[q0: q0 + E]])
+            qpos = torch.arange(P, P + E, device=self.dev)
+            kpos = torch.arange(P + E, device=self.dev)
+            o[q0: q0 + E], lse[q0: q0 + E] = attention_reference(t.q[q0: q0 + E], keys, vals, qpos, kpos, causal,
+                                                                 window, sinks)
+        return o, lse
+
+    def check(self, t, o, want_o, lse=None, want_lse=None):
+        torch.cuda.synchronize()
+        rows = torch.zeros(t.T, dtype=torch.bool, device=self.dev)
+        rows[t.qo[0].item(): t.qo[-1].item()] = True
+        got = o.double()
+        err = (got[rows] - want_o[rows]).abs().max().item()
+        self.assertTrue(torch.allclose(got[rows], want_o[rows], atol=2e-2, rtol=2e-2), "o: max error %g" % err)
+        self.assertTrue(bool((o[~rows] == O_POISON).all()), "a row outside the requests was written")
+        if lse is not None:
+            err = (lse.double()[rows] - want_lse[rows]).abs().max().item()
+            self.assertTrue(torch.allclose(lse.double()[rows], want_lse[rows], atol=2e-2, rtol=2e-2),
+                            "lse: max error %g" % err)
+            self.assertTrue(bool((lse[~rows] == LSE_POISON).all()))
+
+    def k7(self, t, causal, window, sinks, lse, **kw):
+        livebound.extend_attention_fwd(t.q, t.ke, t.ve, t.o, t.kb, t.vb, t.qo, t.kvp, t.kvi, None, causal, None,
+                                       max(self.E), 1.0, 1.0, sliding_window_size=window, sinks=sinks,
+                                       lse_extend=lse, **kw)
+
+    def k8(self, t, causal, window, sinks, **kw):
+        livebound.extend_attention_fwd_unified(t.q, t.o, t.kb, t.vb, 1.0, 1.0, t.qo, t.kvp, t.kvi, t.prefix_lens,
+                                               max(self.E), is_causal=causal, sliding_window_size=window,
+                                               sinks=sinks, **kw)
+
+    def test_k7_eager(self):
+        for causal, window, with_sinks in ((True, -1, False), (True, 16, True)):
+            with self.subTest(causal=causal, window=window, sinks=with_sinks):
+                t = self.tensors(seed=20 + window, unified=False)
+                sinks = t.sinks if with_sinks else None
+                want_o, want_lse = self.reference(t, causal, window, sinks, unified=False)
+                self.k7(t, causal, window, sinks, t.lse)
+                self.check(t, t.o, want_o, t.lse, want_lse)
+                bounded_o, bounded_lse = t.o.clone(), t.lse.clone()
+                t.o.fill_(O_POISON)
+                t.lse.fill_(LSE_POISON)
+                self.k7(t, causal, window, sinks, t.lse, variant="full_width")
+                torch.cuda.synchronize()
+                self.assertTrue(torch.equal(t.o, bounded_o), "full width differs from bounded (o)")
+                self.assertTrue(torch.equal(t.lse, bounded_lse), "full width differs from bounded (lse)")
+
+    def test_k8_eager(self):
+        for causal, window, with_sinks in ((True, -1, False), (True, 16, True)):
+            with self.subTest(causal=causal, window=window, sinks=with_sinks):
+                t = self.tensors(seed=40 + window, unified=True)
+                sinks = t.sinks if with_sinks else None
+                want_o, _ = self.reference(t, causal, window, sinks, unified=True)
+                self.k8(t, causal, window, sinks)
+                self.check(t, t.o, want_o)
+                bounded_o = t.o.clone()
+                t.o.fill_(O_POISON)
+                self.k8(t, causal, window, sinks, variant="full_width")
+                torch.cuda.synchronize()
+                self.assertTrue(torch.equal(t.o, bounded_o), "full width differs from bounded")
+
+    def test_bad_argument_raises(self):
+        t = self.tensors(seed=60, unified=False)
+        with self.assertRaises(livebound.LbError) as cm:
+            self.k7(t, True, -1, None, None, sm_scale=-1.0)
+        self.assertIn("sm_scale", cm.exception.message)
+        u = self.tensors(seed=61, unified=True)
+        with self.assertRaises(livebound.LbError) as cm:
+            self.k8(u, True, -1, None, sm_scale=-1.0)
+        self.assertIn("sm_scale", cm.exception.message)
+        torch.cuda.synchronize()
+        self.assertTrue(bool((t.o == O_POISON).all()) and bool((u.o == O_POISON).all()))
+
+    def test_k7_cuda_graph(self):
+        t = self.tensors(seed=70, unified=False)
+        self.k7(t, True, 16, t.sinks, t.lse)  # warm-up outside capture (JIT-compiles the PTX)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.k7(t, True, 16, t.sinks, t.lse)
+        gen = torch.Generator().manual_seed(71)
+        for step in range(2):
+            t.q.copy_(torch.randn(t.q.shape, generator=gen).to(self.dev, torch.bfloat16))
+            t.o.fill_(O_POISON)
+            t.lse.fill_(LSE_POISON)
+            g.replay()
+            want_o, want_lse = self.reference(t, True, 16, t.sinks, unified=False)
+            with self.subTest(step=step):
+                self.check(t, t.o, want_o, t.lse, want_lse)
 
 
 if __name__ == "__main__":
