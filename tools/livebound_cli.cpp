@@ -2,6 +2,7 @@
 //
 //   livebound demo [--json]                      every kernel family on its embedded workload
 //   livebound explain [cpu|cuda] [bounded|full]  K1's page-table loop nest as Halide lowered it
+//   livebound explain k7|k8 [cpu|cuda] [bounded|full]  the attention chunk loops and their bounds
 //
 // `demo` runs each family's demo (tools/demo/<family>_demo.cpp): bounded and full-width
 // forms on the CPU and, when a device is present, on CUDA; checks every result against the
@@ -110,6 +111,43 @@ int explain(const std::string &target, const std::string &form) {
     return 0;
 }
 
+// K7 / K8: the attention loop nest is long (the unrolled head dimension), so print only the
+// lines that carry its structure: the grid (CUDA), the state's compute condition, the chunk
+// and key loops of each stage and the lets of their bounds (>> = derived by Halide from the
+// window / causal / live-tile predicates: new_min / new_max).
+int explain_attention(const std::string &kernel, const std::string &target, const std::string &form) {
+    const std::string variant = "lb_" + kernel + "_" + target + "_" + form + "_bf16_d128_128_i64" +
+                                (target == "cuda" && kernel == "k7" ? "_nolse" : "");
+    const std::string path = std::string(LIVEBOUND_STMT_DIR) + "/" + variant +
+                             (target == "cuda" ? ".conceptual.stmt" : ".stmt");
+    FILE *f = std::fopen(path.c_str(), "r");
+    if (!f) {
+        std::fprintf(stderr, "livebound explain: cannot read %s (run from the build that made it)\n", path.c_str());
+        return 1;
+    }
+    std::printf("%s chunk loops of %s (%s)\n", kernel == "k7" ? "K7" : "K8", variant.c_str(), path.c_str());
+    std::printf("state.s1 = the %s stage, state.s2 = the extend chunk (K7); rp/re$y = chunk, $x = key in chunk;\n"
+                "lines marked >> are loop bounds Halide derived from the visibility predicates\n\n",
+                kernel == "k7" ? "paged prefix" : "unified list");
+    const char *keep[] = {"gpu_block", "gpu_thread", "state.used", "for (state.s", "rp$y.new_", "re$y.new_",
+                          "rp_y.new_", "re_y.new_", "rp$x.new_", "re$x.new_", "if (((state.s1.qt*32) + 1)",
+                          "ro$y.block_id_y*32) + 1)"};
+    char line[1 << 16];
+    int printed = 0;
+    while (std::fgets(line, sizeof line, f) && printed < 60) {
+        std::string text(line);
+        if (text.find("// ") == 0 || text.find("\t") == 0) continue;  // PTX lines of the final .stmt
+        bool show = false;
+        for (const char *k : keep) show |= text.find(k) != std::string::npos;
+        if (!show) continue;
+        const bool derived = text.find(".new_min") != std::string::npos || text.find(".new_max") != std::string::npos;
+        std::printf("%s %s", derived ? ">>" : "  ", text.size() > 200 ? (text.substr(0, 197) + "...\n").c_str() : text.c_str());
+        printed++;
+    }
+    std::fclose(f);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -119,18 +157,20 @@ int main(int argc, char **argv) {
     try {
         if (cmd == "demo") return demo(json);
         if (cmd == "explain") {
-            std::string target = "cpu", form = "bounded";
+            std::string target = "cpu", form = "bounded", kernel = "k1";
             for (int i = 2; i < argc; i++) {
                 std::string a = argv[i];
                 if (a == "cpu" || a == "cuda") target = a;
                 if (a == "bounded" || a == "full") form = a;
+                if (a == "k1" || a == "k7" || a == "k8") kernel = a;
             }
+            if (kernel != "k1") return explain_attention(kernel, target, form);
             return explain(target, form);
         }
     } catch (const livebound::Error &e) {
         std::fprintf(stderr, "livebound: %s\n", e.what());
         return 1;
     }
-    std::fprintf(stderr, "usage: livebound demo [--json] | livebound explain [cpu|cuda] [bounded|full]\n");
+    std::fprintf(stderr, "usage: livebound demo [--json] | livebound explain [k1|k7|k8] [cpu|cuda] [bounded|full]\n");
     return 2;
 }

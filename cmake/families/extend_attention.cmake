@@ -19,19 +19,25 @@
 set(_lb_k7_table "")
 set(_lb_k7_headers "")
 
-# livebound_k7_cuda(<form> <dt> <dqk> <dv> <idx> <lse>): one CUDA attention variant.
-function(livebound_k7_cuda form dt dqk dv idx lse)
-    if (dt STREQUAL "bf16")
+# Sets halide_type, bounded and i (index bits) in the caller from a variant's form (bounded |
+# full), dtype (bf16 | fp16) and index type (int32 | int64).
+macro(_lb_attention_facts form dt idx)
+    if ("${dt}" STREQUAL "bf16")
         set(halide_type bfloat16)
     else ()
         set(halide_type float16)
     endif ()
-    if (form STREQUAL "bounded")
+    if ("${form}" STREQUAL "bounded")
         set(bounded true)
     else ()
         set(bounded false)
     endif ()
     string(REPLACE "int" "" i ${idx})
+endmacro()
+
+# livebound_k7_cuda(<form> <dt> <dqk> <dv> <idx> <lse>): one CUDA attention variant.
+function(livebound_k7_cuda form dt dqk dv idx lse)
+    _lb_attention_facts(${form} ${dt} ${idx})
     if (lse)
         set(lse_tag lse)
         set(with_lse true)
@@ -132,17 +138,7 @@ endforeach ()
 # bounded bf16 64/64, 128/128 and fp16 128/128, full-width bf16 128/128.
 set(_lb_k8_table "")
 function(livebound_k8 target form dt dqk dv idx)
-    if (dt STREQUAL "bf16")
-        set(halide_type bfloat16)
-    else ()
-        set(halide_type float16)
-    endif ()
-    if (form STREQUAL "bounded")
-        set(bounded true)
-    else ()
-        set(bounded false)
-    endif ()
-    string(REPLACE "int" "" i ${idx})
+    _lb_attention_facts(${form} ${dt} ${idx})
     set(name lb_k8_${target}_${form}_${dt}_d${dqk}_${dv}_i${i})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET ${target} LARGE_BUFFERS
                          PARAMS unified=true with_lse=false dtype=${halide_type} index_type=${idx}

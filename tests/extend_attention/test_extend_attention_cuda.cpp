@@ -46,6 +46,7 @@
 #include "cases.h"
 #include "cuda_driver.h"
 #include "cuda_test_util.h"  // DeviceBuffer, CudaFixture, cuda_error
+#include "device_args.h"
 #include "livebound/livebound.h"
 #include "livebound/livebound.hpp"
 
@@ -122,11 +123,9 @@ int64_t max_extend(const ExtendProblem &p) {
 
 // ---- device copies of a call's tensors ----
 
-using TensorMember = lb_tensor lb_extend_attention_args::*;
-struct NamedMember {
-    const char *name;
-    TensorMember member;
-};
+using K7DeviceArgs = AttentionDeviceArgs<lb_extend_attention_args>;
+using TensorMember = K7DeviceArgs::Member;
+using NamedMember = K7DeviceArgs::Named;
 const NamedMember kTensors[] = {
     {"q_extend", &lb_extend_attention_args::q_extend},
     {"k_extend", &lb_extend_attention_args::k_extend},
@@ -144,74 +143,9 @@ const NamedMember kTensors[] = {
     {"window_kv_offsets", &lb_extend_attention_args::window_kv_offsets},
 };
 
-size_t element_bytes(lb_dtype dt) {
-    switch (dt) {
-        case LB_UINT8: return 1;
-        case LB_FLOAT16:
-        case LB_BFLOAT16: return 2;
-        case LB_INT64: return 8;
-        default: return 4;
-    }
-}
-
-// Bytes a tensor's view spans (0 for an absent or empty one).
-size_t tensor_bytes(const lb_tensor &t) {
-    if (t.data == nullptr || t.ndim <= 0) return 0;
-    int64_t last = 0;
-    for (int d = 0; d < t.ndim; d++) {
-        if (t.shape[d] <= 0) return 0;
-        last += (t.shape[d] - 1) * t.strides[d];
-    }
-    return size_t(last + 1) * element_bytes(t.dtype);
-}
-
-// Device copies of every present tensor of a host argument block; `args` is the same
-// block with device pointers. Absent tensors stay absent, a host nullptr stays nullptr.
-struct DeviceArgs {
-    lb_extend_attention_args args{};
-    lb_extend_attention_args host{};
-    std::vector<std::pair<TensorMember, DeviceBuffer>> buffers;
-
-    std::string mirror(const lb_extend_attention_args &h) {
-        host = h;
-        args = h;
-        for (const NamedMember &t : kTensors) {
-            const lb_tensor &src = h.*t.member;
-            if (src.data == nullptr) continue;
-            DeviceBuffer buffer;
-            const size_t bytes = tensor_bytes(src);
-            std::string error = buffer.allocate(bytes);
-            if (error.empty() && bytes > 0) error = buffer.upload(src.data, bytes);
-            if (!error.empty()) return std::string(t.name) + ": " + error;
-            (args.*t.member).data = buffer.pointer();
-            buffers.emplace_back(t.member, std::move(buffer));
-        }
-        return {};
-    }
-    const DeviceBuffer *find(TensorMember m) const {
-        for (const auto &[member, buffer] : buffers) {
-            if (member == m) return &buffer;
-        }
-        return nullptr;
-    }
-    // Host -> device again for one tensor (its host storage changed).
-    // A zero-byte tensor (e.g. o_extend of a batch without rows: T = 0, and an empty
-    // std::vector's data() is nullptr, so mirror() made no copy) has nothing to copy.
-    std::string upload(TensorMember m) const {
-        const size_t bytes = tensor_bytes(host.*m);
-        if (bytes == 0) return {};
-        const DeviceBuffer *b = find(m);
-        if (b == nullptr) return "upload: no device copy";
-        return b->upload((host.*m).data, bytes);
-    }
-    // Device -> host storage for one tensor (nothing for a zero-byte one, as upload()).
-    std::string download(TensorMember m) const {
-        const size_t bytes = tensor_bytes(host.*m);
-        if (bytes == 0) return {};
-        const DeviceBuffer *b = find(m);
-        if (b == nullptr) return "download: no device copy";
-        return b->download((host.*m).data, bytes);
-    }
+// The K7 block's device copies, with its two outputs.
+struct DeviceArgs : K7DeviceArgs {
+    std::string mirror(const lb_extend_attention_args &h) { return K7DeviceArgs::mirror(h, kTensors); }
     std::string upload_outputs() const {
         std::string e = upload(&lb_extend_attention_args::o_extend);
         if (e.empty() && find(&lb_extend_attention_args::lse_extend)) e = upload(&lb_extend_attention_args::lse_extend);

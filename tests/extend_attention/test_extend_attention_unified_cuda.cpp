@@ -22,6 +22,7 @@
 
 #include "cuda_driver.h"
 #include "cuda_test_util.h"  // DeviceBuffer, CudaFixture, cuda_error
+#include "device_args.h"
 #include "livebound/livebound.h"
 #include "livebound/livebound.hpp"
 #include "unified_cases.h"
@@ -33,11 +34,9 @@ using reference::UnifiedProblem;
 
 constexpr int64_t kLeadRows = 3, kTailRows = 5;
 
-using Member = lb_tensor lb_extend_attention_unified_args::*;
-struct NamedMember {
-    const char *name;
-    Member member;
-};
+using K8DeviceArgs = AttentionDeviceArgs<lb_extend_attention_unified_args>;
+using Member = K8DeviceArgs::Member;
+using NamedMember = K8DeviceArgs::Named;
 const NamedMember kTensors[] = {
     {"q", &lb_extend_attention_unified_args::q},
     {"o", &lb_extend_attention_unified_args::o},
@@ -52,59 +51,10 @@ const NamedMember kTensors[] = {
     {"mask_indptr", &lb_extend_attention_unified_args::mask_indptr},
 };
 
-size_t element_bytes(lb_dtype dt) {
-    switch (dt) {
-        case LB_UINT8: return 1;
-        case LB_FLOAT16:
-        case LB_BFLOAT16: return 2;
-        case LB_INT64: return 8;
-        default: return 4;
-    }
-}
-
-// Bytes a tensor's view spans (0 for an absent or empty one).
-size_t tensor_bytes(const lb_tensor &t) {
-    if (t.data == nullptr || t.ndim <= 0) return 0;
-    int64_t last = 0;
-    for (int d = 0; d < t.ndim; d++) {
-        if (t.shape[d] <= 0) return 0;
-        last += (t.shape[d] - 1) * t.strides[d];
-    }
-    return size_t(last + 1) * element_bytes(t.dtype);
-}
-
-// Device copies of every present tensor of a host argument block (`args`: the same block
-// with device pointers; a host nullptr, e.g. an empty std::vector's, stays nullptr).
-struct DeviceArgs {
-    lb_extend_attention_unified_args args{};
-    lb_extend_attention_unified_args host{};
-    std::vector<std::pair<Member, DeviceBuffer>> buffers;
-
-    std::string mirror(const lb_extend_attention_unified_args &h) {
-        host = h;
-        args = h;
-        for (const NamedMember &t : kTensors) {
-            const lb_tensor &src = h.*t.member;
-            if (src.data == nullptr) continue;
-            const size_t bytes = tensor_bytes(src);
-            DeviceBuffer buffer;
-            std::string error = buffer.allocate(bytes);
-            if (error.empty() && bytes > 0) error = buffer.upload(src.data, bytes);
-            if (!error.empty()) return std::string(t.name) + ": " + error;
-            (args.*t.member).data = buffer.pointer();
-            buffers.emplace_back(t.member, std::move(buffer));
-        }
-        return {};
-    }
-    // o, device -> host (nothing for a zero-byte o).
-    std::string download_o() const {
-        const size_t bytes = tensor_bytes(host.o);
-        if (bytes == 0) return {};
-        for (const auto &[member, buffer] : buffers) {
-            if (member == &lb_extend_attention_unified_args::o) return buffer.download(host.o.data, bytes);
-        }
-        return "download: o has no device copy";
-    }
+// The K8 block's device copies, with its output o.
+struct DeviceArgs : K8DeviceArgs {
+    std::string mirror(const lb_extend_attention_unified_args &h) { return K8DeviceArgs::mirror(h, kTensors); }
+    std::string download_o() const { return download(&lb_extend_attention_unified_args::o); }
 };
 
 std::string describe(const UnifiedCase &c, lb_variant v) {
