@@ -1,6 +1,8 @@
-// `livebound demo`, K7 (extend_attention_fwd, two-stage extend attention): an embedded
-// windowed prefill-with-cache batch (4 ragged requests, one long, prefixes 0..256 tokens,
-// sliding window 32, causal, bf16, Hq = 4 over Hkv = 1, head dim 64), bounded and
+// `livebound demo`, K7 (extend_attention_fwd, two-stage extend attention) and K8
+// (extend_attention_fwd_unified, the same batch with prefix and extend keys in the cache,
+// one unified index list): an embedded windowed prefill-with-cache batch (4 ragged requests,
+// one long, prefixes 0..256 tokens, sliding window 32, causal, bf16, Hq = 4 over Hkv = 1,
+// head dim 128), bounded and
 // full-width, on the CPU and (with a device) on CUDA device 0, on caller device memory and a
 // caller stream (time: CUDA-graph replay). Each result is checked against the fp64
 // reference with the FlashAttention rule (error <= 2x that of the naive same-precision
@@ -12,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "cuda_timing.h"
 #include "demo.h"
 #include "extend_attention/cases.h"
+#include "extend_attention/unified_cases.h"
 #include "livebound/livebound.hpp"
 
 namespace {
@@ -31,7 +35,7 @@ using livebound::testing::ExtendCase;
 constexpr int64_t kBM = 32, kBN = 32;  // the CPU variants' tile (schedules/extend_attention/stages.h)
 
 ExtendCase demo_case() {
-    ExtendCase c{"demo", 2029, true, 4, 1, 64, 64, {128, 16, 3, 60}, {256, 0, 64, 100}};
+    ExtendCase c{"demo", 2029, true, 4, 1, 128, 128, {128, 16, 3, 60}, {256, 0, 64, 100}};
     c.window = 32;
     return c;
 }
@@ -49,20 +53,23 @@ size_t tensor_bytes(const lb_tensor &t) {
     return n * elem;
 }
 
-// Runs `host` (the CPU row's arguments) on CUDA device 0: device copies of every tensor, a
-// non-blocking stream, the output downloaded into `o`; then times CUDA-graph replays.
-bool run_cuda(const lb_extend_attention_args &host, std::vector<uint16_t> *o, Row *r, std::string *error) {
+// Runs `host` (the CPU row's arguments) on CUDA device 0 through `fn`: device copies of the
+// tensors `members`, a non-blocking stream, the output `out` downloaded into `o`; then
+// times CUDA-graph replays.
+template <class Args>
+bool run_cuda(lb_status (*fn)(const Args *, lb_device), const Args &host, std::initializer_list<lb_tensor Args::*> members,
+              lb_tensor Args::*out, std::vector<uint16_t> *o, Row *r, std::string *error) {
     namespace cuda = livebound::cuda;
     cuda::ScopedContext scope(0);
     if (!scope.ok()) {
         *error = scope.error();
         return false;
     }
-    lb_extend_attention_args args = host;
+    Args args = host;
     std::vector<std::unique_ptr<DeviceBuffer>> copies;
     const DeviceBuffer *o_copy = nullptr;
-    for (lb_tensor *t : {&args.q_extend, &args.k_extend, &args.v_extend, &args.o_extend, &args.k_buffer, &args.v_buffer,
-                         &args.qo_indptr, &args.kv_indptr, &args.kv_indices, &args.sinks, &args.lse_extend}) {
+    for (lb_tensor Args::*m : members) {
+        lb_tensor *t = &(args.*m);
         const size_t bytes = tensor_bytes(*t);
         if (bytes == 0) continue;
         copies.push_back(std::make_unique<DeviceBuffer>(bytes));
@@ -71,12 +78,12 @@ bool run_cuda(const lb_extend_attention_args &host, std::vector<uint16_t> *o, Ro
             return false;
         }
         t->data = copies.back()->get();
-        if (t == &args.o_extend) o_copy = copies.back().get();
+        if (m == out) o_copy = copies.back().get();
     }
     cuda::CUstream stream = nullptr;
     cuda::driver()->cuStreamCreate(&stream, cuda::kStreamNonBlocking);
     auto enqueue = [&](cuda::CUstream st) {
-        if (lb_extend_attention_fwd(&args, livebound::cuda_device(0, st)) == LB_OK) return true;
+        if (fn(&args, livebound::cuda_device(0, st)) == LB_OK) return true;
         *error = lb_last_error();
         return false;
     };
@@ -126,7 +133,7 @@ void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
         livebound::testing::make_args(p, c, v, &buf);
         Row r;
         r.kernel = "K7";
-        r.batch = "extend bs=4 W=32 causal bf16 Hq=4/Hkv=1 d=64";
+        r.batch = "extend bs=4 W=32 causal bf16 Hq=4/Hkv=1 d=128";
         r.device = "cpu";
         r.variant = v == LB_BOUNDED ? "bounded" : "full-width";
         r.unit = "tile-chunks (x Hq)";
@@ -155,7 +162,11 @@ void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
             buf.o = poisoned;
             std::vector<uint16_t> o(buf.o.size());
             std::string error;
-            if (run_cuda(buf.args, &o, &rc, &error)) {
+            using A = lb_extend_attention_args;
+            if (run_cuda(lb_extend_attention_fwd, buf.args,
+                         {&A::q_extend, &A::k_extend, &A::v_extend, &A::o_extend, &A::k_buffer, &A::v_buffer, &A::qo_indptr,
+                          &A::kv_indptr, &A::kv_indices, &A::sinks, &A::lse_extend},
+                         &A::o_extend, &o, &rc, &error)) {
                 check_row(&rc, o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cuda);
                 if (v == LB_BOUNDED) bounded_cuda = o;
                 rows->push_back(rc);
@@ -166,6 +177,89 @@ void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
     }
 }
 
+// K8: the K7 batch with every key in the cache (unified_from_extend), one stage.
+void k8_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::string *note) {
+    namespace ref = livebound::reference;
+    const ExtendCase c7 = demo_case();
+    const ref::UnifiedProblem p = ref::unified_from_extend(livebound::testing::make_problem(c7));
+    livebound::testing::UnifiedCase c;
+    c.name = "demo";
+    c.Hq = p.Hq;
+    c.Hkv = p.Hkv;
+    c.Lq = p.Lq;
+    c.Lv = p.Lv;
+    const auto r64 = ref::reference_unified_fp64(p);
+    const auto r32 = ref::reference_unified_naive_fp32(p);
+    double err_naive = 0;
+    for (size_t i = 0; i < r64.o.size(); i++) err_naive = std::max(err_naive, std::fabs(double(r32.o[i]) - r64.o[i]));
+    int64_t max_e = 0;
+    for (int64_t b = 0; b < p.B; b++) max_e = std::max<int64_t>(max_e, p.qo_indptr[b + 1] - p.qo_indptr[b]);
+    const int64_t tiles = (max_e + kBM - 1) / kBM;
+    int64_t ideal = 0, full = 0;
+    for (int64_t b = 0; b < p.B; b++) {
+        const int64_t E = p.qo_indptr[b + 1] - p.qo_indptr[b], N = p.kv_indptr[b + 1] - p.kv_indptr[b];
+        for (int64_t qt = 0; qt < tiles; qt++) {
+            full += (N + kBN - 1) / kBN;
+            if (qt * kBM < E) ideal += ref::ideal_unified_chunk_count(p, b, qt, kBM, kBN);
+        }
+    }
+    auto check_row = [&](Row *r, const std::vector<uint16_t> &o, const std::vector<uint16_t> &bounded) {
+        double err = 0;
+        for (size_t i = 0; i < o.size(); i++) err = std::max(err, std::fabs(double(p.to_f(o[i])) - r64.o[i]));
+        if (err > 2 * err_naive + 1e-5) r->mismatch = "error " + std::to_string(err) + " > 2x naive " + std::to_string(err_naive);
+        if (!bounded.empty() && std::memcmp(bounded.data(), o.data(), o.size() * 2) != 0) {
+            r->mismatch = "full-width differs from bounded";
+        }
+    };
+    std::vector<uint16_t> bounded_cpu, bounded_cuda;
+    for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        livebound::testing::UnifiedBuffers buf;
+        livebound::testing::make_unified_args(p, c, v, &buf);
+        const std::vector<uint16_t> poisoned = buf.o;
+        Row r;
+        r.kernel = "K8";
+        r.batch = "unified bs=4 W=32 causal bf16 Hq=4/Hkv=1 d=128";
+        r.device = "cpu";
+        r.variant = v == LB_BOUNDED ? "bounded" : "full-width";
+        r.unit = "tile-chunks (x Hq)";
+        r.written = v == LB_BOUNDED ? ideal : full;
+        r.full_width = full;
+        if (lb_extend_attention_fwd_unified(&buf.args, livebound::cpu()) != LB_OK) {
+            r.mismatch = lb_last_error();
+        } else {
+            check_row(&r, buf.o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cpu);
+            if (v == LB_BOUNDED) bounded_cpu = buf.o;
+            r.time_us = livebound::demo::cpu_median_us(
+                [](void *a) {
+                    livebound::check(lb_extend_attention_fwd_unified(static_cast<const lb_extend_attention_unified_args *>(a),
+                                                                     livebound::cpu()));
+                },
+                &buf.args, 5);
+        }
+        rows->push_back(r);
+        if (!ctx.cuda) continue;
+        Row rc = r;
+        rc.device = "cuda:0";
+        rc.mismatch.clear();
+        rc.time_us = 0;
+        buf.o = poisoned;
+        std::vector<uint16_t> o(buf.o.size());
+        std::string error;
+        using A = lb_extend_attention_unified_args;
+        if (run_cuda(lb_extend_attention_fwd_unified, buf.args,
+                     {&A::q, &A::o, &A::k_buffer, &A::v_buffer, &A::qo_indptr, &A::kv_indptr, &A::kv_indices,
+                      &A::prefix_lens, &A::sinks},
+                     &A::o, &o, &rc, &error)) {
+            check_row(&rc, o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cuda);
+            if (v == LB_BOUNDED) bounded_cuda = o;
+            rows->push_back(rc);
+        } else {
+            *note += "K8 on CUDA: " + error + "\n";
+        }
+    }
+}
+
 const bool registered = livebound::demo::register_demo("K7", k7_demo);
+const bool registered_k8 = livebound::demo::register_demo("K8", k8_demo);
 
 }  // namespace
