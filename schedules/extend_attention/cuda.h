@@ -1,7 +1,8 @@
-// K7 on CUDA. Decisions, each with its reason:
+// K7 and K8 on CUDA. Decisions, each with its reason (measurements: H200, commit 2eac889,
+// bench/results/2026-11-30-nvidia-h200-extend_attention-2eac889.md):
 //
 // Structure: SGLang's grid (one block per query tile, head and request), and inside the
-// block a thread owns one query row (one state group of it for Lv = 512): its online-softmax
+// block a thread owns one query row: its online-softmax
 // state {max, denominator, acc[G]} lives in registers and the key loops of both stages run
 // inside the thread. K and V rows are read through L1/L2: every thread of a warp reads the
 // same key row at the same time (one broadcast transaction). No shared-memory staging, so
@@ -9,6 +10,8 @@
 // trims the thread's serial chunk loops (a barrier-separated block loop would stop both,
 // design §3). The bounds Halide derives are therefore the CPU's: window lower bound and
 // causal upper bound per query tile, in both stages, and a dead tile's loops run zero times.
+// Cost of the structure: Lv + 2 state registers per thread (255 registers at Lv = 128, so 8
+// warps per SM; Lv = 256 spills 908 bytes), 1.3-3.0 useful TFLOP/s (docs/extend_attention.md).
 #pragma once
 
 #include <stdexcept>
@@ -29,8 +32,8 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
 
     // 2. Outputs: one block per (query tile, head, request) -- gpu_blocks over the RVars of
     //    the scatter (rows of different requests are disjoint for valid qo_indptr, hence
-    //    allow_race_conditions, as on the CPU) -- one thread per (row, state group). A dead
-    //    tile's block exits at the `likely(qt*BM < E_b)` predicate. Each thread writes its
+    //    allow_race_conditions, as on the CPU) -- one thread per row. In a dead tile no
+    //    thread computes its state (`state.used`, from the row predicates). Each thread writes its
     //    row's head-dim elements, unrolled (mux(d % G) folds to one register each).
     Stage out = s.out.update();
     out.reorder(s.d, s.ro.x, s.ro.w, s.ro.y, s.ro.z).allow_race_conditions();
@@ -100,7 +103,8 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
         // 7. The logit cap (tanh and a division) and the xai temperature (two logs) are
         //    select()s: Halide evaluates both sides, so every key paid for them even when
         //    they are off. Specialised, the common path (both off) computes neither; the
-        //    branch is uniform across the block (runtime scalars).
+        //    branch is uniform across the block (runtime scalars). Measured: no change on
+        //    case B (they were not what limits the kernel); kept, it costs nothing.
         score.specialize(s.cap_on);
         score.specialize(s.xai_on);
     }
