@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -58,6 +59,14 @@ void install_hooks() {
         halide_set_cuda_acquire_context(acquire_context);
         halide_set_cuda_release_context(release_context);
         halide_set_cuda_get_stream(get_stream);
+        // Halide's CUDA runtime JIT-compiles each module's PTX with a cap of 64 registers
+        // per thread unless HL_CUDA_JIT_MAX_REGISTERS says otherwise (its only control).
+        // The attention kernels hold a query row's Lv + 2 fp32 softmax state per thread:
+        // capped at 64 they spill, at 255 they run 1.4-1.65x faster on the H200 (K7, cases
+        // A-C, docs/extend_attention.md); the metadata kernels need far fewer, so the cap
+        // does not change them. A value the caller set is kept (overwrite = 0). Set once,
+        // before any module is loaded (the first call through here).
+        setenv("HL_CUDA_JIT_MAX_REGISTERS", "255", 0);
 #endif
     });
 }
