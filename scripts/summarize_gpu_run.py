@@ -159,11 +159,10 @@ def attention_table(bench):
         ms_f = (fw["ms"] if "ms" in fw else fw["real_time"]) if fw else None
         tri_ms, tri_tf = bd.get("triton_ms", 0), bd.get("triton_TFLOP_s", 0)
         ratio = bd.get("triton_speedup", 0)
-        out.append(f"| {name} | {ms_b:.3f} | {ms_f:.3f} | {ms_f / ms_b:.2f}x | "
-                   f"{('%.2fx' % ratio) if ratio else '-'} | {bd.get('useful_TFLOP_s', 0):.2f} | "
-                   f"{('%.3f (%.0f)' % (tri_ms, tri_tf)) if tri_ms else '-'} | "
-                   f"{('%.1fx' % (ms_b / tri_ms)) if tri_ms else '-'} |" if ms_f else
-                   f"| {name} | {ms_b:.3f} | - | - | - | {bd.get('useful_TFLOP_s', 0):.2f} | - | - |")
+        full_cols = (f"{ms_f:.3f} | {ms_f / ms_b:.2f}x | {('%.2fx' % ratio) if ratio else '-'}" if ms_f
+                     else "- | - | -")
+        triton_cols = (f"{tri_ms:.3f} ({tri_tf:.0f}) | {ms_b / tri_ms:.1f}x" if tri_ms else "- | -")
+        out.append(f"| {name} | {ms_b:.3f} | {full_cols} | {bd.get('useful_TFLOP_s', 0):.2f} | {triton_cols} |")
     out.append("")
     return "\n".join(out)
 

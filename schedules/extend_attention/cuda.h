@@ -11,7 +11,8 @@
 // design §3). The bounds Halide derives are therefore the CPU's: window lower bound and
 // causal upper bound per query tile, in both stages, and a dead tile's loops run zero times.
 // Cost of the structure: Lv + 2 state registers per thread (255 registers at Lv = 128, so 8
-// warps per SM; Lv = 256 spills 908 bytes), 1.3-3.0 useful TFLOP/s (docs/extend_attention.md).
+// warps per SM, with the JIT register cap the runtime raises to 255; Lv = 256 spills 908
+// bytes), 1.8-5.0 useful TFLOP/s (docs/extend_attention.md).
 #pragma once
 
 #include <stdexcept>
