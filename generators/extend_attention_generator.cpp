@@ -372,8 +372,9 @@ public:
         // ---- one online softmax across both stages. The state of row (qi, qt, h, b) is
         //      split into groups of G = acc_group head-dim elements, each a Tuple
         //      {running max, denominator, acc[g*G + 0 .. g*G + G-1]}: every group runs the
-        //      same max/denominator recurrence, so the result does not depend on G (a state
-        //      layout choice of the target's schedule, see schedules/extend_attention/).
+        //      same max/denominator recurrence, so every element sees the same operations
+        //      whatever G (a state layout choice of the target's schedule, see
+        //      schedules/extend_attention/).
         state(g, qi, qt, h, b) = Tuple(initial_state());
         {
             Expr slot_j = cast<int32_t>(clamp(cast<int64_t>((*kv_indices)(clamp(k0_b + j, 0, num_indices - 1))),

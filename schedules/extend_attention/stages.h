@@ -20,8 +20,8 @@ struct Knobs {
 };
 
 // G = head-dim elements per online-softmax state (GeneratorParam acc_group = 0 asks the
-// target): the results are bit-identical for every G (tests/extend_attention), only the
-// state's layout changes.
+// target): every head-dim element goes through the same operations whatever G (each
+// group repeats the max/denominator recurrence); only the state's layout changes.
 // CPU: G = 1, one state per head-dim element, so the head-dim loop vectorises over states
 // (the max/denominator are recomputed per element: 8 lanes of one vector, no extra
 // instructions).
