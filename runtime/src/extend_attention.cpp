@@ -152,10 +152,11 @@ const Variant &pick_variant(const Variant (&table)[N], const char *kernel, const
                                             (form == LB_BOUNDED ? "bounded" : "full-width") + " (" + built + ")");
 }
 
-// Stand-ins for absent or empty inputs. The kernels never use their values (their flags
-// are off, or no request has such a key), but may load them: on the CPU host scratch; on
-// CUDA nothing may be allocated, so an 8-byte aligned scalar inside the caller's q (its
-// first row has Lq >= 64 elements: 128 contiguous bytes).
+// Stand-ins for absent or empty inputs (one-element views: the kernels clamp every index
+// into the buffer's extent). The kernels never use their values (their flags are off, or
+// no request has such a key), but may load them: on the CPU a host scalar; on CUDA nothing
+// may be allocated, so an 8-byte aligned scalar inside the caller's q (its first row has
+// Lq >= 64 elements: 128 contiguous bytes).
 struct StandIns {
     StandIns(bool on_cuda, const lb_tensor &q) {
         if (on_cuda) scalar = reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(q.data) + 7) & ~uintptr_t{7});
@@ -298,29 +299,22 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     if (!on_cuda && validate::host_element(a.qo_indptr, B) == validate::host_element(a.qo_indptr, 0)) return;
 
     PipelineCall call(device);
-    // Stand-ins (StandIns), and with no cache slot at all a one-slot cache: on CUDA a view
-    // of k_extend/v_extend row 0, on the CPU host zeros.
+    // Stand-ins (StandIns), and with no cache slot at all a one-slot cache viewed on
+    // k_extend/v_extend row 0 (T >= 1 here; the slot is never read: no request has a
+    // prefix key).
     const StandIns stand_in(on_cuda, a.q_extend);
     auto scalar_view = [&](lb_dtype type) { return stand_in.view(type); };
-    std::vector<uint16_t> dummy_k(static_cast<size_t>(Hkv * Lq), 0), dummy_v(static_cast<size_t>(Hkv * Lv), 0);
-    std::vector<float> dummy_sinks(static_cast<size_t>(Hq), 0.0f);
     std::vector<float> lse_scratch;
 
     lb_tensor kv_indices = a.kv_indices;
     if (kv_indices.shape[0] == 0) kv_indices = scalar_view(a.kv_indices.dtype);
     lb_tensor k_buffer = a.k_buffer, v_buffer = a.v_buffer;
     if (num_slots == 0) {
-        if (on_cuda) {
-            k_buffer = lb_tensor{a.k_extend.data, dt, 3, {1, Hkv, Lq}, {a.k_extend.strides[0], a.k_extend.strides[1], 1}};
-            v_buffer = lb_tensor{a.v_extend.data, dt, 3, {1, Hkv, Lv}, {a.v_extend.strides[0], a.v_extend.strides[1], 1}};
-        } else {
-            k_buffer = lb_tensor{dummy_k.data(), dt, 3, {1, Hkv, Lq}, {Hkv * Lq, Lq, 1}};
-            v_buffer = lb_tensor{dummy_v.data(), dt, 3, {1, Hkv, Lv}, {Hkv * Lv, Lv, 1}};
-        }
+        k_buffer = lb_tensor{a.k_extend.data, dt, 3, {1, Hkv, Lq}, {a.k_extend.strides[0], a.k_extend.strides[1], 1}};
+        v_buffer = lb_tensor{a.v_extend.data, dt, 3, {1, Hkv, Lv}, {a.v_extend.strides[0], a.v_extend.strides[1], 1}};
     }
     const bool has_sinks = !validate::is_absent(a.sinks);
-    lb_tensor sinks = a.sinks;
-    if (!has_sinks) sinks = on_cuda ? scalar_view(LB_FLOAT32) : lb_tensor{dummy_sinks.data(), LB_FLOAT32, 1, {Hq}, {1}};
+    const lb_tensor sinks = has_sinks ? a.sinks : scalar_view(LB_FLOAT32);
     lb_tensor lse = a.lse_extend;
     if (!with_lse && !on_cuda) {
         lse_scratch.assign(static_cast<size_t>(T * Hq), 0.0f);
@@ -441,11 +435,9 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
 
     const StandIns stand_in(on_cuda, a.q);
     auto scalar_view = [&](lb_dtype type) { return stand_in.view(type); };
-    std::vector<float> dummy_sinks(static_cast<size_t>(Hq), 0.0f);
     lb_tensor kv_indices = a.kv_indices;
     if (kv_indices.shape[0] == 0) kv_indices = scalar_view(a.kv_indices.dtype);
-    lb_tensor sinks = a.sinks;
-    if (!has_sinks) sinks = on_cuda ? scalar_view(LB_FLOAT32) : lb_tensor{dummy_sinks.data(), LB_FLOAT32, 1, {Hq}, {1}};
+    const lb_tensor sinks = has_sinks ? a.sinks : scalar_view(LB_FLOAT32);
     const lb_tensor mask = has_mask && a.custom_mask.shape[0] > 0 ? a.custom_mask : scalar_view(LB_UINT8);
     const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
 
