@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <ostream>
@@ -139,6 +140,28 @@ struct ExtendBuffers {
 
 constexpr uint16_t kPoison16 = 0x7e5a;  // a NaN in both fp16 and bf16
 constexpr float kPoisonLse = -12345.0f;
+
+// Bytes of one element of `dt`.
+inline size_t element_bytes(lb_dtype dt) {
+    switch (dt) {
+        case LB_UINT8: return 1;
+        case LB_FLOAT16:
+        case LB_BFLOAT16: return 2;
+        case LB_INT64: return 8;
+        default: return 4;
+    }
+}
+
+// Bytes a tensor's view spans (0 for an absent or empty one): what a device copy of it needs.
+inline size_t tensor_bytes(const lb_tensor &t) {
+    if (t.data == nullptr || t.ndim <= 0) return 0;
+    int64_t last = 0;
+    for (int d = 0; d < t.ndim; d++) {
+        if (t.shape[d] <= 0) return 0;
+        last += (t.shape[d] - 1) * t.strides[d];
+    }
+    return size_t(last + 1) * element_bytes(t.dtype);
+}
 
 inline lb_tensor attn3(const void *data, lb_dtype dt, int64_t a, int64_t b, int64_t c) {
     return lb_tensor{const_cast<void *>(data), dt, 3, {a, b, c}, {b * c, c, 1}};

@@ -11,31 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "cases.h"           // tensor_bytes
 #include "cuda_test_util.h"  // DeviceBuffer
 #include "livebound/livebound.h"
 
 namespace livebound::testing {
-
-inline size_t element_bytes(lb_dtype dt) {
-    switch (dt) {
-        case LB_UINT8: return 1;
-        case LB_FLOAT16:
-        case LB_BFLOAT16: return 2;
-        case LB_INT64: return 8;
-        default: return 4;
-    }
-}
-
-// Bytes a tensor's view spans (0 for an absent or empty one).
-inline size_t tensor_bytes(const lb_tensor &t) {
-    if (t.data == nullptr || t.ndim <= 0) return 0;
-    int64_t last = 0;
-    for (int d = 0; d < t.ndim; d++) {
-        if (t.shape[d] <= 0) return 0;
-        last += (t.shape[d] - 1) * t.strides[d];
-    }
-    return size_t(last + 1) * element_bytes(t.dtype);
-}
 
 template <class Args>
 struct AttentionDeviceArgs {

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -40,18 +41,26 @@ ExtendCase demo_case() {
     return c;
 }
 
-struct Call {
-    lb_extend_attention_args *args;
+// The demo's checks of one output (whole storage, 16-bit elements): the FlashAttention rule
+// (error <= 2x the naive same-precision reference's, + 1e-5) against the fp64 reference,
+// and, for a full-width row, the bounded row's bits.
+struct Check {
+    Check(livebound::reference::Result<double> exact, const livebound::reference::Result<float> &naive)
+        : r64(std::move(exact)) {
+        for (size_t i = 0; i < r64.o.size(); i++) err_naive = std::max(err_naive, std::fabs(double(naive.o[i]) - r64.o[i]));
+    }
+    template <class Problem>
+    void row(const Problem &p, Row *r, const std::vector<uint16_t> &o, const std::vector<uint16_t> &bounded) const {
+        double err = 0;
+        for (size_t i = 0; i < o.size(); i++) err = std::max(err, std::fabs(double(p.to_f(o[i])) - r64.o[i]));
+        if (err > 2 * err_naive + 1e-5) r->mismatch = "error " + std::to_string(err) + " > 2x naive " + std::to_string(err_naive);
+        if (!bounded.empty() && std::memcmp(bounded.data(), o.data(), o.size() * 2) != 0) {
+            r->mismatch = "full-width differs from bounded";
+        }
+    }
+    livebound::reference::Result<double> r64;
+    double err_naive = 0;
 };
-
-// Bytes of a contiguous tensor (the demo's tensors are), 0 when absent.
-size_t tensor_bytes(const lb_tensor &t) {
-    if (t.data == nullptr) return 0;
-    size_t n = 1;
-    for (int32_t i = 0; i < t.ndim; i++) n *= size_t(t.shape[i]);
-    const size_t elem = t.dtype == LB_INT64 ? 8 : t.dtype == LB_UINT8 ? 1 : (t.dtype == LB_INT32 || t.dtype == LB_FLOAT32) ? 4 : 2;
-    return n * elem;
-}
 
 // Runs `host` (the CPU row's arguments) on CUDA device 0 through `fn`: device copies of the
 // tensors `members`, a non-blocking stream, the output `out` downloaded into `o`; then
@@ -70,7 +79,7 @@ bool run_cuda(lb_status (*fn)(const Args *, lb_device), const Args &host, std::i
     const DeviceBuffer *o_copy = nullptr;
     for (lb_tensor Args::*m : members) {
         lb_tensor *t = &(args.*m);
-        const size_t bytes = tensor_bytes(*t);
+        const size_t bytes = livebound::testing::tensor_bytes(*t);
         if (bytes == 0) continue;
         copies.push_back(std::make_unique<DeviceBuffer>(bytes));
         if (!copies.back()->upload(t->data, bytes)) {
@@ -102,10 +111,7 @@ bool run_cuda(lb_status (*fn)(const Args *, lb_device), const Args &host, std::i
 void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::string *note) {
     const ExtendCase c = demo_case();
     const livebound::reference::ExtendProblem p = livebound::testing::make_problem(c);
-    const auto r64 = livebound::reference::reference_fp64(p);
-    const auto r32 = livebound::reference::reference_naive_fp32(p);
-    double err_naive = 0;
-    for (size_t i = 0; i < r64.o.size(); i++) err_naive = std::max(err_naive, std::fabs(double(r32.o[i]) - r64.o[i]));
+    const Check check(livebound::reference::reference_fp64(p), livebound::reference::reference_naive_fp32(p));
 
     int64_t max_e = 0;
     for (int64_t b = 0; b < p.B; b++) max_e = std::max(max_e, p.E(b));
@@ -119,14 +125,6 @@ void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
         }
     }
 
-    auto check_row = [&](Row *r, const std::vector<uint16_t> &o, const std::vector<uint16_t> &bounded) {
-        double err = 0;
-        for (size_t i = 0; i < o.size(); i++) err = std::max(err, std::fabs(double(p.to_f(o[i])) - r64.o[i]));
-        if (err > 2 * err_naive + 1e-5) r->mismatch = "error " + std::to_string(err) + " > 2x naive " + std::to_string(err_naive);
-        if (!bounded.empty() && std::memcmp(bounded.data(), o.data(), o.size() * 2) != 0) {
-            r->mismatch = "full-width differs from bounded";
-        }
-    };
     std::vector<uint16_t> bounded_out, bounded_cuda;
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
         ExtendBuffers buf;
@@ -143,14 +141,13 @@ void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
         if (lb_extend_attention_fwd(&buf.args, livebound::cpu()) != LB_OK) {
             r.mismatch = lb_last_error();
         } else {
-            check_row(&r, buf.o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_out);
+            check.row(p, &r, buf.o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_out);
             if (v == LB_BOUNDED) bounded_out = buf.o;
-            Call call{&buf.args};
             r.time_us = livebound::demo::cpu_median_us(
                 [](void *a) {
-                    livebound::check(lb_extend_attention_fwd(static_cast<Call *>(a)->args, livebound::cpu()));
+                    livebound::check(lb_extend_attention_fwd(static_cast<const lb_extend_attention_args *>(a), livebound::cpu()));
                 },
-                &call, 5);
+                &buf.args, 5);
         }
         rows->push_back(r);
         if (ctx.cuda) {
@@ -167,7 +164,7 @@ void k7_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
                          {&A::q_extend, &A::k_extend, &A::v_extend, &A::o_extend, &A::k_buffer, &A::v_buffer, &A::qo_indptr,
                           &A::kv_indptr, &A::kv_indices, &A::sinks, &A::lse_extend},
                          &A::o_extend, &o, &rc, &error)) {
-                check_row(&rc, o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cuda);
+                check.row(p, &rc, o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cuda);
                 if (v == LB_BOUNDED) bounded_cuda = o;
                 rows->push_back(rc);
             } else {
@@ -188,10 +185,7 @@ void k8_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
     c.Hkv = p.Hkv;
     c.Lq = p.Lq;
     c.Lv = p.Lv;
-    const auto r64 = ref::reference_unified_fp64(p);
-    const auto r32 = ref::reference_unified_naive_fp32(p);
-    double err_naive = 0;
-    for (size_t i = 0; i < r64.o.size(); i++) err_naive = std::max(err_naive, std::fabs(double(r32.o[i]) - r64.o[i]));
+    const Check check(ref::reference_unified_fp64(p), ref::reference_unified_naive_fp32(p));
     int64_t max_e = 0;
     for (int64_t b = 0; b < p.B; b++) max_e = std::max<int64_t>(max_e, p.qo_indptr[b + 1] - p.qo_indptr[b]);
     const int64_t tiles = (max_e + kBM - 1) / kBM;
@@ -203,14 +197,6 @@ void k8_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
             if (qt * kBM < E) ideal += ref::ideal_unified_chunk_count(p, b, qt, kBM, kBN);
         }
     }
-    auto check_row = [&](Row *r, const std::vector<uint16_t> &o, const std::vector<uint16_t> &bounded) {
-        double err = 0;
-        for (size_t i = 0; i < o.size(); i++) err = std::max(err, std::fabs(double(p.to_f(o[i])) - r64.o[i]));
-        if (err > 2 * err_naive + 1e-5) r->mismatch = "error " + std::to_string(err) + " > 2x naive " + std::to_string(err_naive);
-        if (!bounded.empty() && std::memcmp(bounded.data(), o.data(), o.size() * 2) != 0) {
-            r->mismatch = "full-width differs from bounded";
-        }
-    };
     std::vector<uint16_t> bounded_cpu, bounded_cuda;
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
         livebound::testing::UnifiedBuffers buf;
@@ -227,7 +213,7 @@ void k8_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
         if (lb_extend_attention_fwd_unified(&buf.args, livebound::cpu()) != LB_OK) {
             r.mismatch = lb_last_error();
         } else {
-            check_row(&r, buf.o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cpu);
+            check.row(p, &r, buf.o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cpu);
             if (v == LB_BOUNDED) bounded_cpu = buf.o;
             r.time_us = livebound::demo::cpu_median_us(
                 [](void *a) {
@@ -250,7 +236,7 @@ void k8_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
                      {&A::q, &A::o, &A::k_buffer, &A::v_buffer, &A::qo_indptr, &A::kv_indptr, &A::kv_indices,
                       &A::prefix_lens, &A::sinks},
                      &A::o, &o, &rc, &error)) {
-            check_row(&rc, o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cuda);
+            check.row(p, &rc, o, v == LB_BOUNDED ? std::vector<uint16_t>{} : bounded_cuda);
             if (v == LB_BOUNDED) bounded_cuda = o;
             rows->push_back(rc);
         } else {
