@@ -353,9 +353,16 @@ def _no_hook(function, name, value):
         raise ValueError("livebound.%s: argument '%s': not supported (must be None)" % (function, name))
 
 
-def _window(c, value):
-    """sliding_window_size: None or <= 0 is off (SGLang's -1)."""
-    return -1 if value is None else c.integer("sliding_window_size", value)
+def _attention_scalars(c, a, max_len_extend, is_causal, sliding_window_size, sm_scale, logit_cap, k_scale, v_scale):
+    """The scalar fields K7 and K8 share, SGLang's defaults mapped: sliding_window_size None
+    or <= 0 is off (-1), sm_scale None is 0 (1/sqrt(Lq)), k_scale / v_scale None are 1."""
+    a.max_len_extend = c.integer("max_len_extend", max_len_extend, "int64")
+    a.is_causal = c.flag("is_causal", is_causal)
+    a.sliding_window_size = -1 if sliding_window_size is None else c.integer("sliding_window_size", sliding_window_size)
+    a.sm_scale = 0.0 if sm_scale is None else c.real("sm_scale", sm_scale)
+    a.logit_cap = c.real("logit_cap", logit_cap)
+    a.k_scale = 1.0 if k_scale is None else c.real("k_scale", k_scale)
+    a.v_scale = 1.0 if v_scale is None else c.real("v_scale", v_scale)
 
 
 def extend_attention_fwd(
@@ -429,13 +436,7 @@ def extend_attention_fwd(
     a.custom_mask = c.tensor("custom_mask", custom_mask, optional=True, bool_as_uint8=True)
     a.mask_indptr = c.tensor("mask_indptr", mask_indptr, optional=True)
     a.window_kv_offsets = c.tensor("window_kv_offsets", window_kv_offsets, optional=True)
-    a.max_len_extend = c.integer("max_len_extend", max_len_extend, "int64")
-    a.is_causal = c.flag("is_causal", is_causal)
-    a.sliding_window_size = _window(c, sliding_window_size)
-    a.sm_scale = 0.0 if sm_scale is None else c.real("sm_scale", sm_scale)
-    a.logit_cap = c.real("logit_cap", logit_cap)
-    a.k_scale = 1.0 if k_scale is None else c.real("k_scale", k_scale)
-    a.v_scale = 1.0 if v_scale is None else c.real("v_scale", v_scale)
+    _attention_scalars(c, a, max_len_extend, is_causal, sliding_window_size, sm_scale, logit_cap, k_scale, v_scale)
     a.skip_prefix_custom_mask = c.flag("skip_prefix_custom_mask", skip_prefix_custom_mask)
     a.xai_temperature_len = c.integer("xai_temperature_len", xai_temperature_len)
     a.skip_prefix = c.flag("skip_prefix", skip_prefix)
@@ -501,13 +502,7 @@ def extend_attention_fwd_unified(
     a.sinks = c.tensor("sinks", sinks, optional=True)
     a.custom_mask = c.tensor("custom_mask", custom_mask, optional=True, bool_as_uint8=True)
     a.mask_indptr = c.tensor("mask_indptr", mask_indptr, optional=True)
-    a.max_len_extend = c.integer("max_len_extend", max_len_extend, "int64")
-    a.is_causal = c.flag("is_causal", is_causal)
-    a.sliding_window_size = _window(c, sliding_window_size)
-    a.sm_scale = 0.0 if sm_scale is None else c.real("sm_scale", sm_scale)
-    a.logit_cap = c.real("logit_cap", logit_cap)
-    a.k_scale = 1.0 if k_scale is None else c.real("k_scale", k_scale)
-    a.v_scale = 1.0 if v_scale is None else c.real("v_scale", v_scale)
+    _attention_scalars(c, a, max_len_extend, is_causal, sliding_window_size, sm_scale, logit_cap, k_scale, v_scale)
     a.xai_temperature_len = c.integer("xai_temperature_len", xai_temperature_len)
     a.variant = c.variant(variant)
     call("lb_extend_attention_fwd_unified", a, c.device(stream))
