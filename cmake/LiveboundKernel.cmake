@@ -2,7 +2,8 @@
 # family, compiled into a static library that uses the one shared Halide runtime.
 #
 #   livebound_add_kernel(<name> GENERATOR <generator> TARGET cpu|cuda
-#                        [PARAMS k=v ...] [LARGE_BUFFERS])
+#                        [PARAMS k=v ...] [LARGE_BUFFERS]
+#                        [TENSOR_CORE [MAX_SPILL_BYTES <n>] [THREADS_PER_BLOCK <n>] [EXPECT_MMA <n>]])
 #
 # Targets are named explicitly (never `host`: the build machine's CPU is not the
 # user's): an x86-64 AVX2 baseline, plus for CUDA the highest capability Halide 21
@@ -15,6 +16,21 @@
 # code generation, so that CUDA kernel loops and their derived bounds stay readable)
 # for the FileCheck tests and for `livebound explain`; the list of variants lands in
 # the global property LIVEBOUND_KERNELS.
+#
+# TENSOR_CORE (CUDA only): the variant calls the extern device helpers of
+# generators/common/mma_helpers.cu, so its embedded PTX cannot load as Halide wrote it.
+# tools/ptx_link.py runs on <name>.o after every generator run: it inlines the helpers,
+# lints the result (no call left, no local memory, some mma.sync, no branch on a
+# lane-dependent predicate), compiles it with ptxas for sm_90 when a CUDA toolkit is
+# found (failing on more than MAX_SPILL_BYTES of spills, default 0, or on registers x
+# THREADS_PER_BLOCK > 65536, default 128 threads, or on a number of mma.sync other than
+# EXPECT_MMA when given), and writes <name>.cubins.cpp, compiled
+# into the variant's own library: the table lb_cubins_<name> of runtime/src/cubin_table.h
+# that the runtime's cuModuleLoadDataEx hook (runtime/src/cubin_loader.cpp) looks up.
+# Variants declared before runtime/ (cmake/kernels.cmake) are listed in the generated
+# cubin_registry.cpp of the library; later ones (tests) register their table themselves
+# (livebound::cubins::register_table). The generator executable also gets large stacks
+# (generators/common/large_stack.cpp: head dim 256 overflows the default ones).
 
 set(LIVEBOUND_CPU_TARGET "x86-64-linux-sse41-avx-f16c-fma-avx2"
     CACHE STRING "Halide CPU baseline of every variant")
@@ -29,8 +45,34 @@ else ()
 endif ()
 add_halide_runtime(livebound_halide_runtime TARGETS ${_lb_runtime_target})
 
+# ---- tensor-core variants: the helper PTX and the link step (TENSOR_CORE) ----
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+# A CUDA toolkit is optional: without nvcc the checked-in helper PTX is used, without
+# ptxas the variants carry inlined PTX only (the driver JIT-compiles it on first use).
+find_program(LIVEBOUND_NVCC nvcc HINTS ENV CUDA_PATH PATH_SUFFIXES bin PATHS /usr/local/cuda/bin
+             DOC "nvcc for generators/common/mma_helpers.cu (optional)")
+find_program(LIVEBOUND_PTXAS ptxas HINTS ENV CUDA_PATH PATH_SUFFIXES bin PATHS /usr/local/cuda/bin
+             DOC "ptxas for the sm_90 cubins of tensor-core variants (optional)")
+set(LIVEBOUND_MMA_HELPERS_CU "${PROJECT_SOURCE_DIR}/generators/common/mma_helpers.cu")
+set(LIVEBOUND_MMA_HELPERS_PTX_CHECKED_IN "${PROJECT_SOURCE_DIR}/generators/common/mma_helpers.ptx")
+if (LIVEBOUND_NVCC)
+    # The flags are those the checked-in PTX was made with (tests/tensor_core compares them).
+    set(LIVEBOUND_MMA_HELPERS_PTX "${CMAKE_BINARY_DIR}/generated/mma_helpers.ptx")
+    add_custom_command(OUTPUT "${LIVEBOUND_MMA_HELPERS_PTX}"
+                       COMMAND "${LIVEBOUND_NVCC}" -arch=sm_90 -rdc=true -O3 -ptx "${LIVEBOUND_MMA_HELPERS_CU}"
+                               -o "${LIVEBOUND_MMA_HELPERS_PTX}"
+                       DEPENDS "${LIVEBOUND_MMA_HELPERS_CU}"
+                       COMMENT "nvcc: tensor-core helper PTX"
+                       VERBATIM)
+else ()
+    set(LIVEBOUND_MMA_HELPERS_PTX "${LIVEBOUND_MMA_HELPERS_PTX_CHECKED_IN}")
+endif ()
+# A target for the PTX, so that link steps in any directory can order themselves after it.
+add_custom_target(livebound_mma_helpers_ptx DEPENDS "${LIVEBOUND_MMA_HELPERS_PTX}")
+
 function(livebound_add_kernel name)
-    cmake_parse_arguments(PARSE_ARGV 1 ARG "LARGE_BUFFERS" "GENERATOR;TARGET" "PARAMS")
+    cmake_parse_arguments(PARSE_ARGV 1 ARG "LARGE_BUFFERS;TENSOR_CORE"
+                          "GENERATOR;TARGET;MAX_SPILL_BYTES;THREADS_PER_BLOCK;EXPECT_MMA" "PARAMS")
     if (ARG_TARGET STREQUAL "cuda")
         set(target "${LIVEBOUND_CPU_TARGET}-${LIVEBOUND_CUDA_FEATURES}")
     elseif (ARG_TARGET STREQUAL "cpu")
@@ -52,4 +94,78 @@ function(livebound_add_kernel name)
                        CONCEPTUAL_STMT ${name}_conceptual_stmt)
     set_property(GLOBAL APPEND PROPERTY LIVEBOUND_KERNELS ${name})
     set(${name}_stmt "${${name}_stmt}" PARENT_SCOPE)
+    if (ARG_TENSOR_CORE)
+        if (NOT ARG_TARGET STREQUAL "cuda")
+            message(FATAL_ERROR "livebound_add_kernel(${name}): TENSOR_CORE needs TARGET cuda")
+        endif ()
+        _livebound_link_tensor_core(${name} ${LIVEBOUND_GENERATOR_EXE} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}"
+                                    "${ARG_EXPECT_MMA}")
+    elseif (DEFINED ARG_MAX_SPILL_BYTES OR DEFINED ARG_THREADS_PER_BLOCK OR DEFINED ARG_EXPECT_MMA)
+        message(FATAL_ERROR "livebound_add_kernel(${name}): MAX_SPILL_BYTES, THREADS_PER_BLOCK and EXPECT_MMA need TENSOR_CORE")
+    endif ()
+endfunction()
+
+# The link step of one tensor-core variant (see the top of this file).
+function(_livebound_link_tensor_core name generator max_spill_bytes threads_per_block expect_mma)
+    if (max_spill_bytes STREQUAL "")
+        set(max_spill_bytes 0)
+    endif ()
+    if (threads_per_block STREQUAL "")
+        set(threads_per_block 128)
+    endif ()
+    if (expect_mma STREQUAL "")
+        set(expect_mma -1)
+    endif ()
+    if (LIVEBOUND_PTXAS)
+        set(ptxas "${LIVEBOUND_PTXAS}")
+    else ()
+        set(ptxas none)
+    endif ()
+    set(object "${CMAKE_CURRENT_BINARY_DIR}/${name}.o")  # add_halide_library's single-target object
+    set(source "${CMAKE_CURRENT_BINARY_DIR}/${name}.cubins.cpp")
+    add_custom_command(OUTPUT "${source}" "${CMAKE_CURRENT_BINARY_DIR}/${name}.inlined.ptx"
+                       COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/tools/ptx_link.py"
+                               --object "${object}" --helpers "${LIVEBOUND_MMA_HELPERS_PTX}"
+                               --output "${source}" --variant ${name} --ptx-dir "${CMAKE_CURRENT_BINARY_DIR}"
+                               --ptxas "${ptxas}" --max-spill-bytes ${max_spill_bytes}
+                               --threads-per-block ${threads_per_block} --expect-mma ${expect_mma}
+                       DEPENDS "${object}" "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" "${LIVEBOUND_MMA_HELPERS_PTX}"
+                               livebound_mma_helpers_ptx
+                       COMMENT "ptx_link: tensor-core device code of ${name}"
+                       VERBATIM)
+    target_sources(${name} PRIVATE "${source}")
+    target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/runtime/src")  # cubin_table.h
+    set_property(TARGET ${name} PROPERTY LIVEBOUND_TENSOR_CORE ON)
+    # Large stacks for the generator (once per generator executable).
+    get_property(has_large_stack TARGET ${generator} PROPERTY LIVEBOUND_LARGE_STACK)
+    if (NOT has_large_stack)
+        target_sources(${generator} PRIVATE "${PROJECT_SOURCE_DIR}/generators/common/large_stack.cpp")
+        set_property(TARGET ${generator} PROPERTY LIVEBOUND_LARGE_STACK ON)
+    endif ()
+endfunction()
+
+# livebound_write_cubin_registry(<file> <variant>...): the generated source listing the
+# cubin tables of the TENSOR_CORE variants among <variant>s, nullptr-terminated, as
+# `lb_builtin_cubin_tables` (runtime/src/cubin_table.h). The runtime references it, so a
+# static link keeps every table. Rewritten only when its content changes.
+function(livebound_write_cubin_registry file)
+    set(declarations "")
+    set(entries "")
+    foreach (variant IN LISTS ARGN)
+        get_property(tensor_core TARGET ${variant} PROPERTY LIVEBOUND_TENSOR_CORE)
+        if (tensor_core)
+            string(APPEND declarations "extern \"C\" const lb_cubin_entry lb_cubins_${variant}[];\n")
+            string(APPEND entries "    lb_cubins_${variant},\n")
+        endif ()
+    endforeach ()
+    file(CONFIGURE OUTPUT "${file}" CONTENT [=[
+// Generated by livebound_write_cubin_registry (cmake/LiveboundKernel.cmake): do not edit.
+// The cubin tables of the library's tensor-core variants (tools/ptx_link.py).
+#include "cubin_table.h"
+
+@declarations@
+extern "C" const lb_cubin_entry *const lb_builtin_cubin_tables[] = {
+@entries@    nullptr,
+};
+]=] @ONLY)
 endfunction()

@@ -43,10 +43,13 @@
 #include <vector>
 
 #include "Halide.h"
+#include "common/convergence_check.h"
 #include "common/half_float.h"
+#include "common/mma.h"
 
 #include "extend_attention/cpu.h"
 #include "extend_attention/cuda.h"
+#include "extend_attention/cuda_tensor_core.h"
 
 namespace livebound {
 namespace {
@@ -81,6 +84,13 @@ public:
     GeneratorParam<int> cpu_vector{"cpu_vector", extend_attention::Knobs{}.cpu_vector};
     // Head-dim elements per online-softmax state (see generate()); 0 = the target's choice.
     GeneratorParam<int> acc_group{"acc_group", 0};
+    // true: the CUDA tensor-core formulation (define_tensor_core; block_m must be 16, one
+    // warp per 16-row q tile; q/k/v are read as b32 pairs of 16-bit elements).
+    GeneratorParam<bool> tensor_core{"tensor_core", false};
+    // Tensor-core schedule knobs: warps (16-row q tiles) per block, and whether a warp keeps
+    // its Q fragments in registers across the key loop (-1: the schedule's choice by head dim).
+    GeneratorParam<int> tc_warps{"tc_warps", extend_attention::TensorCoreKnobs{}.warps};
+    GeneratorParam<int> tc_q_in_registers{"tc_q_in_registers", -1};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -137,6 +147,11 @@ public:
     Input<bool> *skip_prefix = nullptr;
     Input<bool> *skip_extend = nullptr;
 
+    // Tensor-core variants: the token-row stride of q_extend, k_extend, v_extend, k_buffer,
+    // v_buffer (K8: q, k_buffer, v_buffer) in 16-byte units (= row stride in elements / 8).
+    std::vector<Input<int32_t> *> row_stride_16b;
+    // Tensor-core variants: Hkv and the cache's slot count (the flat views do not carry them).
+    Input<int32_t> *num_kv_heads = nullptr, *num_cache_slots = nullptr;
     // (Lv, Hq, T) dtype = torch [T, Hq, Lv]: every row of every request written.
     Output<Buffer<>> *o_extend = nullptr;
     // (Hq, T) float32 = torch [T, Hq]: natural-log LSE (-inf for a row that sees nothing).
@@ -149,13 +164,19 @@ public:
         const Type dt = dtype;
         if (!(dt == Float(16) || dt == BFloat(16))) throw std::invalid_argument("extend_attention: dtype must be float16 or bfloat16");
         if (unified && with_lse) throw std::invalid_argument("extend_attention: K8 (unified) has no LSE output");
-        q_extend = add_input<Buffer<>>("q_extend", dt, 3);
+        if (tensor_core && count_tiles) throw std::invalid_argument("extend_attention: count_tiles has no tensor-core form");
+        // Tensor-core variants read q/k/v as b32 pairs (two 16-bit elements each).
+        // Tensor-core variants: flat 1-D views of b32 pairs (two 16-bit elements each) over
+        // the tensors' storage, addressed by the kernel itself (see generate()).
+        const Type in_t = tensor_core ? UInt(32) : dt;
+        const int in_dims = tensor_core ? 1 : 3;
+        q_extend = add_input<Buffer<>>("q_extend", in_t, in_dims);
         if (!unified) {
-            k_extend = add_input<Buffer<>>("k_extend", dt, 3);
-            v_extend = add_input<Buffer<>>("v_extend", dt, 3);
+            k_extend = add_input<Buffer<>>("k_extend", in_t, in_dims);
+            v_extend = add_input<Buffer<>>("v_extend", in_t, in_dims);
         }
-        k_buffer = add_input<Buffer<>>("k_buffer", dt, 3);
-        v_buffer = add_input<Buffer<>>("v_buffer", dt, 3);
+        k_buffer = add_input<Buffer<>>("k_buffer", in_t, in_dims);
+        v_buffer = add_input<Buffer<>>("v_buffer", in_t, in_dims);
         qo_indptr = add_input<Buffer<int32_t, 1>>("qo_indptr");
         kv_indptr = add_input<Buffer<int32_t, 1>>("kv_indptr");
         kv_indices = add_input<Buffer<>>("kv_indices", index_type, 1);
@@ -184,6 +205,16 @@ public:
                 skip_extend = add_input<bool>("skip_extend");
             }
         }
+        if (tensor_core) {
+            // Row (token / slot) strides of q/k/v in 16-byte units (4 pairs): the fragment
+            // loads' addresses are then provably 16-byte aligned inside the kernel.
+            for (const char *name : {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"}) {
+                if (unified && (std::string(name) == "k_extend" || std::string(name) == "v_extend")) continue;
+                row_stride_16b.push_back(add_input<int32_t>(std::string(name) + "_row_stride_16b"));
+            }
+            num_kv_heads = add_input<int32_t>("num_kv_heads");
+            num_cache_slots = add_input<int32_t>("num_slots");
+        }
         if (count_tiles) {
             counts = add_output<Buffer<int32_t, 4>>("counts");
         } else {
@@ -199,27 +230,44 @@ public:
         }
 
         // ---- interface ----
-        for (Input<Buffer<>> *in : {q_extend, k_extend, k_buffer}) {
-            if (in) in->dim(0).set_min(0).set_extent(Lq).set_stride(1);
-        }
-        for (Input<Buffer<>> *in : {v_extend, v_buffer}) {
-            if (in) in->dim(0).set_min(0).set_extent(Lv).set_stride(1);
+        // Tensor-core variants read q/k/v through flat views of b32 pairs: element (d, head,
+        // row) is pair d/2 at row * row_stride + head * (head_dim / 2), with heads
+        // contiguous inside a row and row strides a multiple of 4 pairs (16 bytes, an input
+        // in 16-byte units), the storage 16-byte aligned. The kernel computes these
+        // addresses itself, so Halide knows every fragment load is a 16-byte load (a
+        // buffer's own stride is an opaque kernel argument). The runtime passes such views
+        // or picks a SIMT variant.
+        if (tensor_core) {
+            for (Input<Buffer<>> *in : {q_extend, k_extend, v_extend, k_buffer, v_buffer}) {
+                if (!in) continue;
+                in->dim(0).set_min(0).set_stride(1);
+                in->set_host_alignment(16);
+            }
+        } else {
+            for (Input<Buffer<>> *in : {q_extend, k_extend, k_buffer}) {
+                if (in) in->dim(0).set_min(0).set_extent(Lq).set_stride(1);
+            }
+            for (Input<Buffer<>> *in : {v_extend, v_buffer}) {
+                if (in) in->dim(0).set_min(0).set_extent(Lv).set_stride(1);
+            }
+            for (Input<Buffer<>> *in : {q_extend, k_extend, v_extend, k_buffer, v_buffer}) {
+                if (!in) continue;
+                in->dim(1).set_min(0);
+                in->dim(2).set_min(0);
+            }
         }
         if (o_extend) o_extend->dim(0).set_min(0).set_extent(Lv).set_stride(1);
-        for (Input<Buffer<>> *in : {q_extend, k_extend, v_extend, k_buffer, v_buffer}) {
-            if (!in) continue;
-            in->dim(1).set_min(0);
-            in->dim(2).set_min(0);
-        }
         if (prefix_lens) prefix_lens->dim(0).set_min(0).set_stride(Expr());
         qo_indptr->dim(0).set_min(0).set_stride(Expr());
         kv_indptr->dim(0).set_min(0).set_stride(Expr());
         kv_indices->dim(0).set_min(0).set_stride(Expr());
         sinks->dim(0).set_min(0).set_stride(Expr());
 
-        Expr Hq = q_extend->dim(1).extent(), Hkv = k_buffer->dim(1).extent();
-        Expr T = q_extend->dim(2).extent();
-        Expr num_slots = k_buffer->dim(2).extent();
+        // (Tensor-core variants: Hq and T from the output, Hkv and the slot count inputs.)
+        Expr Hq = tensor_core ? o_extend->dim(1).extent() : q_extend->dim(1).extent();
+        Expr Hkv = tensor_core ? Expr(*num_kv_heads) : k_buffer->dim(1).extent();
+        Expr T = tensor_core ? o_extend->dim(2).extent() : q_extend->dim(2).extent();
+        Expr num_slots = tensor_core ? Expr(*num_cache_slots) : k_buffer->dim(2).extent();
         Expr num_indices = kv_indices->dim(0).extent();
         Expr B = qo_indptr->dim(0).extent() - 1;
         Expr max_ext = max(*max_len_extend, 0);
@@ -241,15 +289,95 @@ public:
         // the window is off; U = upper limit of n - m in the extend stage.
         Expr big = min(num_indices + num_q_tiles * BM + BN, Expr(1 << 29));
         Expr W_eff = select(*sliding_window > 0, *sliding_window, big);
-        // (K8: a custom mask replaces the causal rule.)
         // K8 with a custom mask: no causal rule, and (causal) no upper window side either;
         // the upper side n - (P + m) <= W holds for non-causal windows only (spec §3.8).
         Expr U = select(*is_causal, 0, W_eff);
         if (unified && has_mask) U = select(*is_causal && *has_mask, big, U);
+        Expr kvh = clamp(h / max(Hq / max(Hkv, 1), 1), 0, Hkv - 1);  // GQA
+
+        // ---- attention's semantics, shared by every formulation: which (row, key)
+        //      elements are visible and what a logit is. Row m of request b (position
+        //      pos0_b + m among the list keys); list key j (K7 the paged prefix, K8 the
+        //      unified list) at position j; K7 extend key n at position P_b + n.
+        Semantics sem;
+        sem.visible_list = [=](const Expr &m, const Expr &j) {
+            Expr qpos = pos0_b + m;
+            Expr vis = qpos - j <= W_eff;                      // window over the prefix / list
+            if (unified) vis = vis && (j - qpos <= U);         // K8: causal / two-sided window
+            return vis;
+        };
+        sem.visible_extend = [=](const Expr &m, const Expr &n) { return (m - n <= W_eff) && (n - m <= U); };
+        if (!count_tiles) {
+            // Custom mask, skip_prefix / skip_extend (spec §3.7.2). A custom mask only
+            // removes elements: element predicates; the chunk bounds stay those of the
+            // window/causal predicates. With is_causal the rule n <= m stays on (SGLang stops
+            // at a BLOCK_M-dependent cut-off instead; equal for masks with mask(m, n) = 0
+            // for n > m, which is what tree masks are). K8: the mask is request b's E x N
+            // matrix, no window offset, and it replaces the causal rule (U above).
+            custom_mask->dim(0).set_min(0).set_stride(Expr());
+            mask_indptr->dim(0).set_min(0).set_stride(Expr());
+            if (window_kv_offsets) window_kv_offsets->dim(0).set_min(0).set_stride(Expr());
+            Expr mask_len = custom_mask->dim(0).extent();
+            Expr wko = unified ? Expr(0)
+                               : select(*use_wko, (*window_kv_offsets)(clamp(b, 0, window_kv_offsets->dim(0).extent() - 1)), 0);
+            // Row m of request b's mask starts here; the prefix key j is column wko + j, the
+            // extend key n column wko + P + n (K8: key j of the list is column j).
+            Expr row_len = unified ? cast<int64_t>(P_b) : cast<int64_t>(P_b) + cast<int64_t>(E_b) + cast<int64_t>(wko);
+            Expr mask_start = (*mask_indptr)(clamp(b, 0, mask_indptr->dim(0).extent() - 1)) + cast<int64_t>(wko);
+            Input<Buffer<uint8_t, 1>> *mask = custom_mask;
+            auto mask_at = [=](const Expr &m, const Expr &col) {
+                Expr i = clamp(mask_start + cast<int64_t>(m) * row_len + cast<int64_t>(col), cast<int64_t>(0),
+                               cast<int64_t>(mask_len - 1));
+                return (*mask)(cast<int32_t>(i)) != cast<uint8_t>(0);
+            };
+            Expr has = *has_mask;
+            if (unified) {
+                sem.mask_list = [=](const Expr &m, const Expr &j) { return !has || mask_at(m, j); };
+            } else {
+                Expr skip_prefix_mask = *skip_prefix_custom_mask;
+                sem.mask_list = [=](const Expr &m, const Expr &j) { return !(has && !skip_prefix_mask) || mask_at(m, j); };
+                sem.mask_extend = [=](const Expr &m, const Expr &n) { return !has || mask_at(m, P_b + n); };
+                sem.run_list = !*skip_prefix;
+                sem.run_extend = !*skip_extend;
+            }
+            // Logits: s = q.k * scale (list keys also * k_scale), capped, then the xai
+            // temperature of the row's position (Grok) after the cap. K7: log2(qpos) /
+            // log2(L) for qpos > L; K8: L / (qpos + 1) for qpos >= L (spec §3.8).
+            Expr scale = select(*sm_scale == 0.0f, 1.0f / std::sqrt(float(Lq)), *sm_scale);
+            Expr cap = *logit_cap, xl = *xai_temperature_len, k_sc = *k_scale;
+            sem.cap_on = cap > 0.0f;
+            sem.xai_on = xl > 0;
+            sem.plain_logits = !has && !(cap > 0.0f) && !(xl > 0);
+            // The tensor-core kernels must not branch on the lane (warp-collective mma):
+            // libdevice's tanhf and logf branch on their argument, so there tanh is
+            // 1 - 2 / (2^(2x log2 e) + 1) and the log ratio a ratio of SFU log2s (the same
+            // functions to a few ulp).
+            const bool branch_free = tensor_core;
+            auto tanh_of = [=](const Expr &x) {
+                if (!branch_free) return tanh(x);
+                return 1.0f - 2.0f / (mma::exp2_approx(x * (2.0f * 1.4426950408889634f)) + 1.0f);
+            };
+            auto log_ratio = [=](const Expr &a, const Expr &b) {
+                if (!branch_free) return log(a) / log(b);
+                return mma::log2_approx(a) / mma::log2_approx(b);
+            };
+            sem.logit = [=](const Expr &dot, bool list_key, const Expr &m) {
+                Expr qpos = pos0_b + m;
+                Expr xai = unified ? select(xl > 0 && qpos >= xl, cast<float>(xl) / cast<float>(qpos + 1), 1.0f)
+                                   : select(xl > 0 && qpos > xl, log_ratio(cast<float>(qpos), cast<float>(max(xl, 2))), 1.0f);
+                // K8: s = q.k * (sm_scale * k_scale) for every key (all in the cache).
+                Expr s = !list_key ? dot * scale : unified ? dot * (scale * k_sc) : dot * scale * k_sc;
+                s = select(cap > 0.0f, cap * tanh_of(s / cap), s);
+                return select(xl > 0, s * xai, s);
+            };
+        }
+
+        if (tensor_core) {
+            define_tensor_core(sem, Hq, T, num_slots, num_indices, B, num_q_tiles, W_eff, U, kvh);
+            return;
+        }
 
         Expr m = qt * BM + qi;                       // query row within the request
-        Expr kvh = clamp(h / max(Hq / max(Hkv, 1), 1), 0, Hkv - 1);  // GQA
-        Expr qpos = pos0_b + m;                      // its position among the keys
         Expr q_row = clamp(q0_b + m, 0, T - 1);
 
         // ---- the key RDoms: x = key within a chunk, y = chunk ----
@@ -268,9 +396,8 @@ public:
         if (!unified) {
             for (const Expr &c : chunk_predicates(1, re.y, P_b, pos0_b, E_b, W_eff, U)) re.where(c);
         }
-        Expr vis_p = qpos - j <= W_eff;                      // window over the prefix / list
-        if (unified) vis_p = vis_p && (j - qpos <= U);       // K8: causal / two-sided window
-        Expr vis_e = unified ? Expr() : (m - n <= W_eff) && (n - m <= U);  // K7 extend chunk
+        Expr vis_p = sem.visible_list(m, j);
+        Expr vis_e = unified ? Expr() : sem.visible_extend(m, n);
         rp.where(j < P_b);
         if (!unified) re.where(n < E_b);
         if (bounded) {
@@ -287,53 +414,21 @@ public:
             return;
         }
 
-        // ---- custom mask, skip_prefix / skip_extend (spec §3.7.2). A custom mask only
-        //      removes elements: element predicates, the chunk bounds above stay those of
-        //      the window/causal predicates. With is_causal the rule n <= m stays on (SGLang
-        //      stops at a BLOCK_M-dependent cut-off instead; equal for masks with
-        //      mask(m, n) = 0 for n > m, which is what tree masks are).
-        //      K8: the mask is request b's E x N matrix, no window offset, and it replaces
-        //      the causal rule (U above).
-        custom_mask->dim(0).set_min(0).set_stride(Expr());
-        mask_indptr->dim(0).set_min(0).set_stride(Expr());
-        if (window_kv_offsets) window_kv_offsets->dim(0).set_min(0).set_stride(Expr());
-        Expr mask_len = custom_mask->dim(0).extent();
-        Expr wko = unified ? Expr(0)
-                           : select(*use_wko, (*window_kv_offsets)(clamp(b, 0, window_kv_offsets->dim(0).extent() - 1)), 0);
-        // Row m of request b's mask starts here; the prefix key j is column wko + j, the
-        // extend key n column wko + P + n (K8: key j of the list is column j).
-        Expr row_len = unified ? cast<int64_t>(P_b) : cast<int64_t>(P_b) + cast<int64_t>(E_b) + cast<int64_t>(wko);
-        Expr mrow = (*mask_indptr)(clamp(b, 0, mask_indptr->dim(0).extent() - 1)) + cast<int64_t>(m) * row_len +
-                    cast<int64_t>(wko);
-        auto mask_at = [&](const Expr &col) {
-            Expr i = clamp(mrow + cast<int64_t>(col), cast<int64_t>(0), cast<int64_t>(mask_len - 1));
-            return (*custom_mask)(cast<int32_t>(i)) != cast<uint8_t>(0);
-        };
-        if (unified) {
-            Expr mask_u = !*has_mask || mask_at(j);
-            if (bounded) {
-                rp.where(mask_u);
-            } else {
-                vis_p = vis_p && mask_u;
+        Expr mask_p = sem.mask_list(m, j);
+        Expr mask_e = unified ? Expr() : sem.mask_extend(m, n);
+        if (bounded) {
+            if (!unified) {
+                rp.where(sem.run_list);  // loop-invariant: the whole prefix stage or nothing
+                re.where(sem.run_extend);
             }
+            rp.where(mask_p);
+            if (!unified) re.where(mask_e);
         } else {
-            Expr mask_p = !(*has_mask && !*skip_prefix_custom_mask) || mask_at(j);
-            Expr mask_e = !*has_mask || mask_at(P_b + n);
-            if (bounded) {
-                rp.where(!*skip_prefix);  // loop-invariant: the whole prefix stage or nothing
-                re.where(!*skip_extend);
-                rp.where(mask_p);
-                re.where(mask_e);
-            } else {
-                vis_p = vis_p && !*skip_prefix && mask_p;
-                vis_e = vis_e && !*skip_extend && mask_e;
-            }
+            vis_p = unified ? vis_p && mask_p : vis_p && sem.run_list && mask_p;
+            if (!unified) vis_e = vis_e && sem.run_extend && mask_e;
         }
 
         // ---- logits ----
-        Expr scale = select(*sm_scale == 0.0f, 1.0f / std::sqrt(float(Lq)), *sm_scale);
-        Expr cap = *logit_cap;
-        auto capped = [&](const Expr &s) { return select(cap > 0.0f, cap * tanh(s / cap), s); };
         // q.k as Lq/V lanes of partial sums (vectorised over the lane), then summed:
         // the same order in every variant.
         rd = RDom(0, Lq / V, "rd");
@@ -351,22 +446,14 @@ public:
         for (int l = 1; l < V; l++) sum_p += dot_p(l, key, qi, qt, h, b);
         // strict_float (here and in the state update): Halide and LLVM may not reassociate
         // or contract these, so every variant rounds the same operations the same way.
-        // xai temperature (Grok), per query position qpos, after the cap. K7:
-        // log2(qpos) / log2(L) for qpos > L; K8: L / (qpos + 1) for qpos >= L (spec §3.8).
-        Expr xl = *xai_temperature_len;
-        Expr xai = unified ? select(xl > 0 && qpos >= xl, cast<float>(xl) / cast<float>(qpos + 1), 1.0f)
-                           : select(xl > 0 && qpos > xl, log(cast<float>(qpos)) / log(cast<float>(max(xl, 2))), 1.0f);
-        auto tempered = [&](const Expr &s) { return select(xl > 0, s * xai, s); };
-        // K8: s = q.k * (sm_scale * k_scale) for every key (all in the cache).
-        Expr logit_p = unified ? sum_p * (scale * *k_scale) : sum_p * scale * *k_scale;
-        score_p(key, qi, qt, h, b) = strict_float(tempered(capped(logit_p)));
+        score_p(key, qi, qt, h, b) = strict_float(sem.logit(sum_p, true, m));
         if (!unified) {
             dot_e(lane, key, qi, qt, h, b) = 0.0f;
             dot_e(lane, key, qi, qt, h, b) = strict_float(dot_e(lane, key, qi, qt, h, b) +
                                                           qv * widen_to_float((*k_extend)(rd * V + lane, kvh, n_row)));
             Expr sum_e = dot_e(0, key, qi, qt, h, b);
             for (int l = 1; l < V; l++) sum_e += dot_e(l, key, qi, qt, h, b);
-            score_e(key, qi, qt, h, b) = strict_float(tempered(capped(sum_e * scale)));
+            score_e(key, qi, qt, h, b) = strict_float(sem.logit(sum_e, false, m));
         }
 
         // ---- one online softmax across both stages. The state of row (qi, qt, h, b) is
@@ -429,6 +516,25 @@ public:
     }
 
     void schedule() {
+        if (tensor_core) {
+            if (!get_target().has_feature(Target::CUDA)) throw std::invalid_argument("extend_attention: tensor_core needs a CUDA target");
+            tc.out = *o_extend;
+            if (with_lse) tc.lse = *lse;
+            tc.num_stages = unified ? 1 : 2;
+            tc.w = w, tc.rr = rr, tc.c = c, tc.nt = nt, tc.lane = lane, tc.hf = hf, tc.ku = ku, tc.dq = dq;
+            tc.kt = kt, tc.qt = qt, tc.h = h, tc.b = b;
+            tc.lens = lens;
+            tc.plain_logits = plain_logits;
+            tc.ro = ro;
+            extend_attention::TensorCoreKnobs knobs;
+            knobs.warps = tc_warps;
+            knobs.q_in_registers = tc_q_in_registers < 0 ? extend_attention::TensorCoreKnobs::q_in_registers_for(head_dim_qk)
+                                                         : tc_q_in_registers != 0;
+            extend_attention::schedule_cuda_tensor_core(tc, knobs);
+            // The verifier: no warp-collective call under lane-dependent control flow.
+            get_pipeline().add_custom_lowering_pass(new ConvergenceCheck("extend_attention tensor_core"));
+            return;
+        }
         extend_attention::Knobs knobs;
         knobs.block_m = block_m;
         knobs.block_n = block_n;
@@ -484,9 +590,247 @@ public:
 
 private:
     Var d{"d"}, dq{"dq"}, g{"g"}, qi{"qi"}, qt{"qt"}, h{"h"}, b{"b"}, lane{"lane"}, key{"key"}, t{"t"}, stage{"stage"};
+    // Tensor-core fragment coordinates: w = pair within a lane's 16-byte load, rr / hr = row
+    // half (rows g, g + 8), c = 32-element chunk of the head dim, nt = 8-key n-tile, kt = key
+    // tile, hf / ku = key half / 16-key step of V, wq / jj = n-tile in a 32-column block /
+    // column in a pair of the O fragment (t and g as above: lane = 4g + t).
+    Var w{"w"}, rr{"rr"}, c{"c"}, nt{"nt"}, kt{"kt"}, hf{"hf"}, ku{"ku"}, wq{"wq"}, hr{"hr"}, jj{"jj"};
+    extend_attention::TensorCoreStages tc;
+    Expr plain_logits;
+
+    // Attention's semantics as functions of a row m of request b and a key, shared by the
+    // CPU/SIMT formulation and the tensor-core one.
+    struct Semantics {
+        // Window / causal visibility of list key j (K7 the paged prefix, K8 the unified list)
+        // and of K7 extend key n, from row m.
+        std::function<Expr(const Expr &, const Expr &)> visible_list, visible_extend;
+        // The custom mask's verdict (true without one).
+        std::function<Expr(const Expr &, const Expr &)> mask_list, mask_extend;
+        // The logit of a q.k dot product (list key or not) for row m: scale, k_scale, cap, xai.
+        std::function<Expr(const Expr &, bool, const Expr &)> logit;
+        // K7: stage runs (not skip_prefix / skip_extend); logit cap / xai in use.
+        Expr run_list, run_extend, cap_on, xai_on;
+        // No custom mask, no cap, no xai: the common case, which the tensor-core schedule
+        // specialises (the logit is then q.k * scale and the mask bytes are not loaded).
+        Expr plain_logits;
+    };
     Func lens{"lens"}, state{"state"}, score_p{"score_p"}, score_e{"score_e"};
     Func dot_p{"dot_p"}, dot_e{"dot_e"}, finish{"finish"}, q_tile{"q_tile"};
     RDom rp, re, ro, cp, ce, rd;
+
+    // ---- the CUDA tensor-core formulation (tensor_core = true; design:
+    //      ../shared/reference/tensorize-halide21.md). The same semantics (sem) in mma
+    //      fragment coordinates: one warp owns 16 query rows of one head (q tile qt of 16,
+    //      rows 16 qt + g and 16 qt + 8 + g for lane 4g + t), and per key tile of BN keys
+    //      computes S = Q K^T (16 x BN), the tile's row max, P = 2^(S log2e - m) and
+    //      O = O alpha + P V (P rounded to the element type, as SGLang's kernel rounds it).
+    //      Only warp-uniform (q-tile level) predicates go into the key-tile RDoms, so Halide
+    //      derives the same tile bounds as on the CPU (dead-tile exit, window lower bound in
+    //      both stages, causal upper bound) and they are the same for all 32 lanes;
+    //      everything that depends on a row or key (window, causal, length, custom mask)
+    //      is an additive mask on the logit: a masked element gets p = 0 exactly and a
+    //      fully masked tile alpha = 1, so the full-width twin (masks only) computes the
+    //      same bits. Rows past E_b are computed as row E_b - 1 (clamped) and written to
+    //      it again with the same bits: no store is predicated per lane. ----
+    void define_tensor_core(const Semantics &sem, const Expr &Hq, const Expr &T, const Expr &num_slots,
+                            const Expr &num_indices, const Expr &B, const Expr &num_q_tiles, const Expr &W_eff,
+                            const Expr &U, const Expr &kvh) {
+        const int D = head_dim_qk, BN = block_n, KN = BN / 8, NC = D / 32;
+        if (head_dim_v != D || D % 32 != 0) throw std::invalid_argument("extend_attention tensor_core: Lq == Lv, a multiple of 32");
+        if (block_m != 16 || BN % 16 != 0) throw std::invalid_argument("extend_attention tensor_core: block_m 16, block_n a multiple of 16");
+        const Type et = dtype;
+        const float NEG = -1e30f;                      // finite sentinels: the PTX target has no infs
+        const float LOG2E = 1.4426950408889634f;
+        Expr q0_b = lens(b)[0], E_b = lens(b)[1], k0_b = lens(b)[2], P_b = lens(b)[3];
+        Expr pos0_b = unified ? Expr(lens(b)[4]) : P_b;
+        // Fragment Funcs are indexed by the lane (0..31) itself, never by (t, g): bounds
+        // inference then sees exactly one point per lane (lane % 4 would widen to [0, 3]).
+        Expr t_of_lane = lane % 4, g_of_lane = lane / 4;
+        // The lane's row of half rr (0: g, 1: g + 8) in q tile qt, clamped into the request.
+        auto row_of = [&](const Expr &rr) { return clamp(qt * 16 + 8 * rr + g_of_lane, 0, max(E_b - 1, 0)); };
+
+        // Q fragments: pairs 16c + 4t + w of the lane's row rr (k permuted inside each
+        // 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K gets the same
+        // permutation, so q.k is unchanged).
+        // Pair `pair` of head `head` in row `row` of flat view `which` (0 q_extend, 1 k_extend,
+        // 2 v_extend, 3 k_buffer, 4 v_buffer; K8 0 q, 3 k_buffer, 4 v_buffer).
+        auto pair_at = [&](int which, const Expr &pair, const Expr &head, const Expr &row) {
+            Input<Buffer<>> *views[5] = {q_extend, k_extend, v_extend, k_buffer, v_buffer};
+            const int stride_index = unified ? (which == 0 ? 0 : which - 2) : which;
+            Expr row_pairs = 4 * *row_stride_16b.at(stride_index);
+            return (*views[which])(row * row_pairs + head * (D / 2) + pair);
+        };
+        tc.q(w, rr, lane, c, qt, h, b) = pair_at(0, 16 * c + 4 * t_of_lane + w, h, clamp(q0_b + row_of(rr), 0, T - 1));
+
+        // Per stage: K and V fragments, the S tile, the key-tile RDom.
+        // Stage 0 keys are list keys (K7: the paged prefix, K8: the unified list), in cache
+        // slots kv_indices[k0_b + key]; stage 1 keys (K7) are extend rows q0_b + key.
+        // Lane (g, t) of n-tile nt holds key 8nt + g of the tile.
+        Expr list_key = clamp(kt * BN + 8 * nt + g_of_lane, 0, max(P_b - 1, 0));
+        Expr slot_raw = (*kv_indices)(clamp(k0_b + list_key, 0, num_indices - 1));
+        tc.slot(nt, lane, kt, b) = cast<int32_t>(clamp(cast<int64_t>(slot_raw), cast<int64_t>(0), cast<int64_t>(num_slots - 1)));
+        Expr ext_row = clamp(q0_b + clamp(kt * BN + 8 * nt + g_of_lane, 0, max(E_b - 1, 0)), 0, T - 1);
+        const int num_stages = unified ? 1 : 2;
+        for (int st = 0; st < num_stages; st++) {
+            const int kin = st == 0 ? 3 : 1, vin = st == 0 ? 4 : 2;
+            Expr key_row = st == 0 ? Expr(tc.slot(nt, lane, kt, b)) : ext_row;
+            // K: pairs 16c + 4t + w of key 8nt + g.
+            tc.k[st](w, lane, nt, c, kt, h, b) = pair_at(kin, 16 * c + 4 * t_of_lane + w, kvh, key_row);
+            // V: pairs 16dq + 4t + w (head-dim columns 32dq + 8t + 2w, +1) of key 16ku + 8hf + g;
+            // movmatrix turns them into the B operand (pairs along keys) below.
+            Expr v_row = st == 0 ? Expr(tc.slot(2 * ku + hf, lane, kt, b)) : substitute(nt.name(), 2 * ku + hf, ext_row);
+            tc.v[st](w, lane, hf, ku, dq, kt, h, b) = pair_at(vin, 16 * dq + 4 * t_of_lane + w, kvh, v_row);
+            // S tile: n-tile nt, the C fragment {row g: keys 2t, 2t+1; row g+8: the same}.
+            Func s = tc.s[st];
+            tc.rs[st] = RDom(0, 2, 0, NC, st == 0 ? "rs_list" : "rs_extend");  // x = mma step in chunk y
+            const RDom &rs = tc.rs[st];
+            s(nt, lane, qt, h, b, kt) = Tuple(0.0f, 0.0f, 0.0f, 0.0f);
+            Expr step = 2 * rs.x, chunk = rs.y;
+            Func qf = tc.q;
+            std::vector<Expr> a{qf(step, 0, lane, chunk, qt, h, b), qf(step, 1, lane, chunk, qt, h, b),
+                                qf(step + 1, 0, lane, chunk, qt, h, b), qf(step + 1, 1, lane, chunk, qt, h, b)};
+            std::vector<Expr> bb{tc.k[st](step, lane, nt, chunk, kt, h, b), tc.k[st](step + 1, lane, nt, chunk, kt, h, b)};
+            std::vector<Expr> cc;
+            for (int e = 0; e < 4; e++) cc.push_back(s(nt, lane, qt, h, b, kt)[e]);
+            s(nt, lane, qt, h, b, kt) = Tuple(mma::order_tuple_update(mma::mma_16816(et, a, bb, cc), cc));
+
+            // Key tiles: the chunk-level predicates of the CPU formulation with BM = 16 and
+            // BN keys (chunk_predicates); skip_prefix / skip_extend are uniform too.
+            Expr tiles = st == 0 ? (num_indices + (BN - 1)) / BN : (num_q_tiles * 16 + (BN - 1)) / BN;
+            tc.rk[st] = RDom(0, tiles, st == 0 ? "rk_list" : "rk_extend");
+            RDom &rk = tc.rk[st];
+            for (const Expr &p : chunk_predicates(st, rk.x, P_b, pos0_b, E_b, W_eff, U)) rk.where(p);
+            if (bounded && !unified) rk.where(st == 0 ? sem.run_list : sem.run_extend);
+        }
+
+        // The per-lane state: O fragments (n-tile nd = 4dq + wq: 4 floats at 4nd), then the
+        // running max m (log2 units) and the lane's partial row sum l of rows g and g + 8.
+        const int NS = D / 2 + 4, M0 = D / 2, L0 = D / 2 + 2;
+        std::vector<Expr> init(NS, Expr(0.0f));
+        init[M0] = init[M0 + 1] = Expr(NEG);
+        tc.state(lane, qt, h, b) = Tuple(init);
+        for (int st = 0; st < num_stages; st++) {
+            const RDom &rk = tc.rk[st];
+            Expr tile = rk.x;
+            std::vector<Expr> old;
+            for (int i = 0; i < NS; i++) old.push_back(tc.state(lane, qt, h, b)[i]);
+            // Masked logit of C element e (row g + 8(e/2), key 2t + e%2) of n-tile jj, in
+            // log2 units: visible elements s * log2e, the others -2e30 (additive: no select
+            // around the mma that feeds it, so no branch on the lane).
+            auto masked = [&](int jj, int e) {
+                Expr m = row_of(e / 2);
+                Expr key = tile * BN + 8 * jj + 2 * t_of_lane + (e % 2);
+                Expr vis = st == 0 ? (key < P_b) && sem.visible_list(m, key) && sem.mask_list(m, key)
+                                   : (key < E_b) && sem.visible_extend(m, key) && sem.mask_extend(m, key);
+                if (!unified) vis = vis && (st == 0 ? sem.run_list : sem.run_extend);
+                Expr logit = sem.logit(tc.s[st](jj, lane, qt, h, b, tile)[e], st == 0, m);
+                return logit * LOG2E + select(vis, 0.0f, Expr(2 * NEG));
+            };
+            Expr m_new[2], alpha[2];
+            for (int hr = 0; hr < 2; hr++) {
+                std::vector<Expr> vals;
+                for (int jj = 0; jj < KN; jj++) {
+                    vals.push_back(masked(jj, 2 * hr));
+                    vals.push_back(masked(jj, 2 * hr + 1));
+                }
+                Expr mx = mma::tree_max(vals);
+                mx = max(mx, mma::shfl_xor(mx, 1));  // the quad (t = 0..3) holds the row's keys
+                mx = max(mx, mma::shfl_xor(mx, 2));
+                m_new[hr] = max(old[M0 + hr], mx);
+                alpha[hr] = mma::exp2_approx(old[M0 + hr] - m_new[hr]);
+            }
+            auto p = [&](int jj, int e) { return mma::exp2_approx(masked(jj, e) - m_new[e / 2]); };
+            std::vector<Expr> next(NS);
+            for (int hr = 0; hr < 2; hr++) {
+                std::vector<Expr> terms{old[L0 + hr] * alpha[hr]};
+                for (int jj = 0; jj < KN; jj++) {
+                    terms.push_back(p(jj, 2 * hr));
+                    terms.push_back(p(jj, 2 * hr + 1));
+                }
+                next[M0 + hr] = m_new[hr];
+                next[L0 + hr] = mma::tree_sum(terms);
+            }
+            // K7 scales the cache values by v_scale: applied to P (O += (P v_scale) V).
+            auto p_of_v = [&](int jj, int e) { return (st == 0 && !unified) ? p(jj, e) * *v_scale : p(jj, e); };
+            for (int dqi = 0; dqi < NC; dqi++) {
+                for (int wq = 0; wq < 4; wq++) {
+                    const int nd = 4 * dqi + wq;
+                    std::vector<Expr> acc{old[4 * nd] * alpha[0], old[4 * nd + 1] * alpha[0], old[4 * nd + 2] * alpha[1],
+                                          old[4 * nd + 3] * alpha[1]};
+                    for (int ui = 0; ui < KN / 2; ui++) {
+                        // P as the A operand of keys 16ui .. 16ui + 15 (n-tiles 2ui, 2ui + 1).
+                        std::vector<Expr> a{mma::pack_pair(et, p_of_v(2 * ui, 0), p_of_v(2 * ui, 1)),
+                                            mma::pack_pair(et, p_of_v(2 * ui, 2), p_of_v(2 * ui, 3)),
+                                            mma::pack_pair(et, p_of_v(2 * ui + 1, 0), p_of_v(2 * ui + 1, 1)),
+                                            mma::pack_pair(et, p_of_v(2 * ui + 1, 2), p_of_v(2 * ui + 1, 3))};
+                        std::vector<Expr> bv{mma::movmatrix_trans(tc.v[st](wq, lane, 0, ui, dqi, tile, h, b)),
+                                             mma::movmatrix_trans(tc.v[st](wq, lane, 1, ui, dqi, tile, h, b))};
+                        acc = mma::mma_16816(et, a, bv, acc);
+                    }
+                    for (int e = 0; e < 4; e++) next[4 * nd + e] = acc[e];
+                }
+            }
+            tc.state(lane, qt, h, b) = Tuple(mma::order_tuple_update(next, old));
+        }
+
+        // The rows' sums: the quad's partial sums added (shuffles), computed by all lanes
+        // before any store.
+        {
+            Expr l[2];
+            for (int hr = 0; hr < 2; hr++) {
+                Expr v = tc.state(lane, qt, h, b)[L0 + hr];
+                v = v + mma::shfl_xor(v, 1);
+                l[hr] = v + mma::shfl_xor(v, 2);
+            }
+            tc.row_sum(lane, qt, h, b) = Tuple(l[0], l[1]);
+        }
+
+        // ---- finish (as the CPU's, in log2 units): sinks, normalise; K7 empty rows -> 0 /
+        //      -inf, K8 (acc / den) * v_scale ----
+        std::vector<Expr> accs;
+        for (int i = 0; i < D / 2; i++) accs.push_back(tc.state(lane, qt, h, b)[i]);
+        Expr mx = select(hr == 0, tc.state(lane, qt, h, b)[M0], tc.state(lane, qt, h, b)[M0 + 1]);
+        Expr den = select(hr == 0, tc.row_sum(lane, qt, h, b)[0], tc.row_sum(lane, qt, h, b)[1]);
+        Expr sink = (*sinks)(clamp(h, 0, sinks->dim(0).extent() - 1)) * LOG2E;
+        Expr mf = select(*has_sinks, max(mx, sink), mx);
+        Expr keep = select(mx == mf, 1.0f, mma::exp2_approx(mx - mf));
+        Expr denf = den * keep + select(*has_sinks, mma::exp2_approx(sink - mf), 0.0f);
+        Expr accf = mux(16 * dq + 4 * wq + 2 * hr + jj, accs) * keep;  // constant index once unrolled
+        Expr o_val = unified ? (accf / denf) * *v_scale : select(denf > 0.0f, accf / denf, 0.0f);
+        // (log2 on the SFU: libdevice's logf branches on its argument, see sem.logit.)
+        Expr log2_den = mma::log2_approx(denf);
+        Expr lse_val = select(denf > 0.0f, (log2_den + mf) * (1.0f / LOG2E), Expr(-std::numeric_limits<float>::infinity()));
+        Func fin("finish_tc");
+        fin(jj, wq, dq, hr, lane, qt, h, b) = Tuple(o_val, lse_val);
+
+        // ---- outputs: lane (g, t) writes head-dim columns 32dq + 8t + 2wq + jj of its rows
+        //      g + 8hr; only warp-uniform predicates (a live tile; the twin: a live request). ----
+        // ro = (jj, wq, dq, hr, lane, qt, h, b); the lane is one RVar (t = lane % 4, g = lane / 4)
+        // so that the o and lse scatters share their loops down to it (compute_with).
+        ro = RDom({{0, 2}, {0, 4}, {0, NC}, {0, 2}, {0, 32}, {0, num_q_tiles}, {0, Hq}, {0, B}}, "ro");
+        Expr E_r = lens(ro[7])[1];
+        ro.where(bounded ? ro[5] * 16 < E_r : E_r > 0);
+        Expr t_r = ro[4] % 4, g_r = ro[4] / 4;  // (index arithmetic of the stores only)
+        auto out_row = [&](const Expr &hrr) {
+            Expr m = clamp(ro[5] * 16 + 8 * hrr + g_r, 0, max(E_r - 1, 0));
+            return clamp(lens(ro[7])[0] + m, 0, T - 1);
+        };
+        Expr fin_r = fin(ro[0], ro[1], ro[2], ro[3], ro[4], ro[5], ro[6], ro[7])[0];
+        Func o = *o_extend;
+        o(d, h, t) = undef(Type(dtype));
+        o(32 * ro[2] + 8 * t_r + 2 * ro[1] + ro[0], ro[6], out_row(ro[3])) = narrow_from_float(Type(dtype), fin_r);
+        if (with_lse) {
+            // Over the same RDom as o, so that the schedule can fuse the two scatters at the
+            // lane (compute_with): every lane of the quad writes its rows' (identical) LSE,
+            // once per column it wrote of o (the stores repeat the same value; they run
+            // once per q tile, after the key loops).
+            Func l = *lse;
+            l(h, t) = undef<float>();
+            l(ro[6], out_row(ro[3])) = fin(ro[0], ro[1], ro[2], ro[3], ro[4], ro[5], ro[6], ro[7])[1];
+        }
+        finish = fin;
+        plain_logits = sem.plain_logits;
+    }
 
     // The chunk-level (tile-by-chunk overlap) predicates of stage 0 (prefix) or 1 (extend)
     // for chunk `c` of the tile (qt, b). The real RDoms and the count_tiles chunk RDoms

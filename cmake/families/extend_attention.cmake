@@ -53,6 +53,82 @@ function(livebound_k7_cuda form dt dqk dv idx lse)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 
+# Tensor-core CUDA variants (generator tensor_core=true; schedules/extend_attention/
+# cuda_tensor_core.h): one warp per 16-row q tile (block_m 16), key tiles of block_n keys,
+# mma.sync through the helpers of generators/common/mma_helpers.cu, linked by
+# tools/ptx_link.py (TENSOR_CORE). The runtime picks one before the SIMT variant of the same
+# facts when q/k/v have its layout (runtime/src/extend_attention.cpp, pair_view).
+# Key tile (block_n) and ptxas spill allowance per head dim, from ptxas -v of the K7 variant
+# (255 registers per thread, 128 threads per block):
+#   head dim 128: 64 keys spill 5152 bytes (V fragments of the whole tile are 128 registers
+#   next to 64 of O); 32 keys spill 0 bytes (K7 bounded) to 28 (K7 full-width with LSE, K8):
+#   allowed up to 64;
+#   head dim 256: 16 keys, Q fragments re-read from L1 every key tile (O alone is 128
+#   registers); 164 bytes (K7 full-width), allowed up to 4096.
+set(_lb_k7_tc_table "")
+set(_lb_k8_tc_table "")
+function(_lb_tc_tiles d block_n_out spill_out)
+    if (d GREATER 128)
+        set(${block_n_out} 16 PARENT_SCOPE)
+        set(${spill_out} 4096 PARENT_SCOPE)
+    elseif (d GREATER 64)
+        set(${block_n_out} 32 PARENT_SCOPE)
+        set(${spill_out} 64 PARENT_SCOPE)
+    else ()
+        set(${block_n_out} 64 PARENT_SCOPE)
+        set(${spill_out} 0 PARENT_SCOPE)
+    endif ()
+endfunction()
+# The mma.sync a variant's PTX holds (ptx_link EXPECT_MMA): per key tile of bn keys, S = Q K^T
+# takes bn/8 x d/16 m16n8k16 steps and O += P V d/8 x bn/16, each 4 "elem" helper calls; the
+# key-tile body appears once per stage and twice per stage (the common-case specialisation).
+function(_lb_tc_expected_mma d bn stages out)
+    math(EXPR per_tile "4 * ((${bn} / 8) * (${d} / 16) + (${d} / 8) * (${bn} / 16))")
+    math(EXPR total "${per_tile} * ${stages} * 2")
+    set(${out} ${total} PARENT_SCOPE)
+endfunction()
+function(livebound_k7_tc form dt d idx lse)
+    _lb_attention_facts(${form} ${dt} ${idx})
+    _lb_tc_tiles(${d} bn spill)
+    _lb_tc_expected_mma(${d} ${bn} 2 mma)
+    if (lse)
+        set(lse_tag lse)
+        set(with_lse true)
+    else ()
+        set(lse_tag nolse)
+        set(with_lse false)
+    endif ()
+    set(name lb_k7_cuda_tc_${form}_${dt}_d${d}_i${i}_${lse_tag})
+    livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
+                         PARAMS tensor_core=true dtype=${halide_type} index_type=${idx} head_dim_qk=${d} head_dim_v=${d}
+                                bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn})
+    set(_lb_k7_tc_table "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt}, ${d}, ${idx}, ${with_lse}, ${name})\n" PARENT_SCOPE)
+    set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
+endfunction()
+function(livebound_k8_tc form dt d idx)
+    _lb_attention_facts(${form} ${dt} ${idx})
+    _lb_tc_tiles(${d} bn spill)
+    _lb_tc_expected_mma(${d} ${bn} 1 mma)
+    set(name lb_k8_cuda_tc_${form}_${dt}_d${d}_i${i})
+    livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
+                         PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} index_type=${idx}
+                                head_dim_qk=${d} head_dim_v=${d} bounded=${bounded} block_m=16 block_n=${bn})
+    set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt}, ${d}, ${idx}, ${name})\n" PARENT_SCOPE)
+    set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
+endfunction()
+if ("cuda" IN_LIST LIVEBOUND_TARGETS)
+    foreach (lse IN ITEMS 1 0)
+        livebound_k7_tc(bounded bf16 128 int64 ${lse})
+        livebound_k7_tc(full bf16 128 int64 ${lse})
+    endforeach ()
+    # Head dim 256 is not built: the bounded variant's generator ran for over 30 minutes
+    # (2 cores) in Halide's TrimNoOps (and_condition_over_domain / solve_expression on the
+    # key-tile loop body) without finishing; the full-width twin took 8 (spills 164 bytes).
+    # Without the bounded form the twin cannot be built either (the twin suites compare them).
+    livebound_k8_tc(bounded bf16 128 int64)
+    livebound_k8_tc(full bf16 128 int64)
+endif ()
+
 foreach (target IN LISTS LIVEBOUND_TARGETS)
     if (target STREQUAL "cuda")
         foreach (lse IN ITEMS 1 0)
@@ -111,8 +187,10 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
             endforeach ()
         endforeach ()
     endforeach ()
-    # The instrumented chunk counters (block_m x block_n configurations).
-    foreach (tiles IN ITEMS 32_32 16_64)
+    # The instrumented chunk counters (block_m x block_n configurations): the SIMT tiles
+    # (32 x 32), and the tensor-core kernels' (16 x 32 at head dim 128, 16 x 16 at 256), whose
+    # key-tile loops take their predicates from the same chunk_predicates().
+    foreach (tiles IN ITEMS 32_32 16_64 16_32 16_16)
         string(REPLACE "_" ";" tl "${tiles}")
         list(GET tl 0 bm)
         list(GET tl 1 bn)
@@ -154,17 +232,23 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                 livebound_k8(cpu ${form} ${dt} 64 64 int64)
             endforeach ()
             livebound_k8(cpu ${form} bf16 128 128 int32)
-            set(name lb_k8_cpu_count_${form}_m32_n32)
             if (form STREQUAL "bounded")
                 set(bounded true)
             else ()
                 set(bounded false)
             endif ()
-            livebound_add_kernel(${name} GENERATOR extend_attention TARGET cpu
-                                 PARAMS unified=true with_lse=false count_tiles=true dtype=bfloat16 index_type=int32
-                                        head_dim_qk=64 head_dim_v=64 bounded=${bounded} block_m=32 block_n=32)
-            string(APPEND _lb_k8_table "LB_K8_COUNT(cpu, ${form}, 32, 32, ${name})\n")
-            string(APPEND _lb_k7_headers "#include \"${name}.h\"\n")
+            # The SIMT tile (32 x 32) and the tensor-core one at head dim 128 (16 x 32).
+            foreach (tiles IN ITEMS 32_32 16_32)
+                string(REPLACE "_" ";" tl "${tiles}")
+                list(GET tl 0 bm)
+                list(GET tl 1 bn)
+                set(name lb_k8_cpu_count_${form}_m${bm}_n${bn})
+                livebound_add_kernel(${name} GENERATOR extend_attention TARGET cpu
+                                     PARAMS unified=true with_lse=false count_tiles=true dtype=bfloat16 index_type=int32
+                                            head_dim_qk=64 head_dim_v=64 bounded=${bounded} block_m=${bm} block_n=${bn})
+                string(APPEND _lb_k8_table "LB_K8_COUNT(cpu, ${form}, ${bm}, ${bn}, ${name})\n")
+                string(APPEND _lb_k7_headers "#include \"${name}.h\"\n")
+            endforeach ()
         endforeach ()
     else ()
         livebound_k8(cuda bounded bf16 128 128 int64)
@@ -176,4 +260,6 @@ endforeach ()
 
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/k7_variants.inc" CONTENT "${_lb_k7_table}")
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/k8_variants.inc" CONTENT "${_lb_k8_table}")
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/k7_tc_variants.inc" CONTENT "${_lb_k7_tc_table}")
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/k8_tc_variants.inc" CONTENT "${_lb_k8_tc_table}")
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/k7_headers.inc" CONTENT "${_lb_k7_headers}")

@@ -45,6 +45,72 @@ const Variant kVariants[] = {
 #undef LB_K7_COUNT
 };
 
+// CUDA tensor-core variants (Lq = Lv = head_dim): picked before the SIMT ones when one is
+// built for the call's facts and every q/k/v tensor has their layout (TensorCoreViews).
+struct TensorCoreVariant {
+    lb_variant form;
+    Dt dtype;
+    int32_t head_dim;
+    lb_dtype index_dtype;
+    bool with_lse;
+    int (*run)(void **);
+};
+const TensorCoreVariant kTensorCoreVariants[] = {
+#define LB_K7_TC(form, dt, d, idx, lse, name) {k_##form, Dt::dt, d, k_##idx, lse, name##_argv},
+#include "livebound/k7_tc_variants.inc"
+#undef LB_K7_TC
+    {k_bounded, Dt::bf16, 0, k_int64, false, nullptr},  // end (the list is empty without CUDA)
+};
+const TensorCoreVariant kUnifiedTensorCoreVariants[] = {
+#define LB_K8_TC(form, dt, d, idx, name) {k_##form, Dt::dt, d, k_##idx, false, name##_argv},
+#include "livebound/k8_tc_variants.inc"
+#undef LB_K8_TC
+    {k_bounded, Dt::bf16, 0, k_int64, false, nullptr},  // end
+};
+
+// The built tensor-core variant for these facts, or null.
+template <size_t N>
+const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], lb_variant form, lb_dtype dt, int64_t Lq,
+                                          int64_t Lv, lb_dtype index_dtype, bool lse) {
+    const Dt want = dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16;
+    for (const auto &c : table) {
+        if (c.run && c.form == form && c.dtype == want && c.head_dim == Lq && Lq == Lv && c.index_dtype == index_dtype &&
+            c.with_lse == lse) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+// What a tensor-core variant reads of a [rows, heads, head_dim] 16-bit tensor: a flat 1-D
+// view of b32 pairs (two elements each) over its storage, and its row stride in 16-byte
+// units. The kernels compute the addresses themselves (generator, define_tensor_core), so
+// the layout must be theirs: heads contiguous inside a row, rows 16-byte aligned, at most
+// 2^31 - 1 pairs. false: another layout (the call then runs a SIMT variant).
+struct PairView {
+    lb_tensor flat;
+    int32_t row_stride_16b = 0;
+};
+bool pair_view(const lb_tensor &t, PairView *out) {
+    const int64_t rows = t.shape[0], heads = t.shape[1], dim = t.shape[2];
+    if (rows < 1 || heads < 1 || dim % 8 != 0 || t.strides[2] != 1) return false;
+    if (heads > 1 && t.strides[1] != dim) return false;
+    const int64_t row_stride = rows > 1 ? t.strides[0] : 0;
+    if (row_stride < 0 || row_stride % 8 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0) return false;
+    const int64_t pairs = ((rows - 1) * row_stride + heads * dim) / 2;
+    if (pairs > INT32_MAX || row_stride / 8 > INT32_MAX) return false;
+    out->flat = lb_tensor{t.data, LB_INT32, 1, {pairs}, {1}};
+    out->row_stride_16b = static_cast<int32_t>(row_stride / 8);
+    return true;
+}
+
+// Halide's view of a PairView (uint32 elements).
+halide_buffer_t *wrap_pairs(PipelineCall &call, const PairView &v, const char *name) {
+    halide_dimension_t dim{0, static_cast<int32_t>(v.flat.shape[0]), 1, 0};
+    return call.wrap(v.flat, name, halide_type_t(halide_type_uint, 32, 1), 1, &dim);
+}
+
 // K8 variants (no LSE output).
 const Variant kUnifiedVariants[] = {
 #define LB_K8_ATTN(target, form, dt, dqk, dv, idx, name) \
@@ -345,9 +411,30 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     float sm_scale = a.sm_scale, logit_cap = a.logit_cap, k_scale = a.k_scale, v_scale = a.v_scale;
     std::vector<void *> argv = {call.user_context(), q, k, vv, kb, vb, qo, kvp, kvi, sk, &has_sinks_arg, &causal, &window,
                                 &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, wk, &has_mask_arg,
-                                &skip_prefix_mask, &use_wko_arg, &xai_len, &skip_prefix, &skip_extend, o};
-    if (v->with_lse) argv.push_back(call.wrap_nd(lse, "lse_extend"));
-    call.run(v->run, argv);
+                                &skip_prefix_mask, &use_wko_arg, &xai_len, &skip_prefix, &skip_extend};
+    // A tensor-core variant when one is built and q/k/v have its layout (flat pair views
+    // instead of q..vb above, their row strides, Hkv and the slot count).
+    const TensorCoreVariant *tcv =
+        on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse) : nullptr;
+    PairView views[5];
+    const lb_tensor *sources[5] = {&a.q_extend, &a.k_extend, &a.v_extend, &k_buffer, &v_buffer};
+    for (int i = 0; tcv && i < 5; i++) {
+        if (!pair_view(*sources[i], &views[i])) tcv = nullptr;
+    }
+    int32_t row_strides[5] = {}, kv_heads = static_cast<int32_t>(Hkv), slots = static_cast<int32_t>(k_buffer.shape[0]);
+    if (tcv) {
+        const char *names[5] = {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"};
+        for (int i = 0; i < 5; i++) {
+            argv[1 + i] = wrap_pairs(call, views[i], names[i]);
+            row_strides[i] = views[i].row_stride_16b;
+        }
+        for (int32_t &stride : row_strides) argv.push_back(&stride);
+        argv.push_back(&kv_heads);
+        argv.push_back(&slots);
+    }
+    argv.push_back(o);
+    if (with_lse || !on_cuda) argv.push_back(call.wrap_nd(lse, "lse_extend"));
+    call.run(tcv ? tcv->run : v->run, argv);
 }
 
 // K8: validate, pick the variant, call (spec §3.8).
@@ -457,8 +544,29 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     int32_t window = a.sliding_window_size, max_len = static_cast<int32_t>(a.max_len_extend);
     int32_t xai_len = a.xai_temperature_len;
     float sm_scale = a.sm_scale, logit_cap = a.logit_cap, k_scale = a.k_scale, v_scale = a.v_scale;
-    call.run(v->run, {call.user_context(), q, kb, vb, qo, kvp, kvi, pl, sk, &has_sinks_arg, &causal, &window, &max_len,
-                      &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, &has_mask_arg, &xai_len, o});
+    std::vector<void *> argv = {call.user_context(), q, kb, vb, qo, kvp, kvi, pl, sk, &has_sinks_arg, &causal, &window,
+                                &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, &has_mask_arg, &xai_len};
+    // A tensor-core variant when one is built and q/k/v have its layout (as K7).
+    const TensorCoreVariant *tcv =
+        on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, false) : nullptr;
+    PairView views[3];
+    const lb_tensor *sources[3] = {&a.q, &a.k_buffer, &a.v_buffer};
+    for (int i = 0; tcv && i < 3; i++) {
+        if (!pair_view(*sources[i], &views[i])) tcv = nullptr;
+    }
+    int32_t row_strides[3] = {}, kv_heads = static_cast<int32_t>(Hkv), slots = static_cast<int32_t>(num_slots);
+    if (tcv) {
+        const char *names[3] = {"q", "k_buffer", "v_buffer"};
+        for (int i = 0; i < 3; i++) {
+            argv[1 + i] = wrap_pairs(call, views[i], names[i]);
+            row_strides[i] = views[i].row_stride_16b;
+        }
+        for (int32_t &stride : row_strides) argv.push_back(&stride);
+        argv.push_back(&kv_heads);
+        argv.push_back(&slots);
+    }
+    argv.push_back(o);
+    call.run(tcv ? tcv->run : v->run, argv);
 }
 
 }  // namespace

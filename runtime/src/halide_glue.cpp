@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "HalideRuntimeCuda.h"
+#include "cubin_loader.h"
 #include "cuda_driver.h"
 
 namespace livebound::glue {
@@ -112,8 +113,14 @@ WrappedBuffer::~WrappedBuffer() {
 
 // Halide's CUDA runtime resolves every driver entry point through this hook; its
 // default tries the unversioned libcuda.so, which driver-only machines lack.
-// This strong definition replaces the runtime's weak one.
+// This strong definition replaces the runtime's weak one. cuModuleLoadDataEx, through
+// which Halide loads each pipeline's PTX, is wrapped so that tensor-core variants load
+// their build-time cubin or inlined PTX instead (cubin_loader.h).
 extern "C" void *halide_cuda_get_symbol(void * /*user_context*/, const char *name) {
     static void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    return lib ? dlsym(lib, name) : nullptr;
+    void *symbol = lib ? dlsym(lib, name) : nullptr;
+    if (symbol != nullptr && std::strcmp(name, "cuModuleLoadDataEx") == 0) {
+        return livebound::cubins::wrap_module_load(symbol);
+    }
+    return symbol;
 }

@@ -54,4 +54,35 @@ struct Stages {
     bool count_tiles;
 };
 
+// What the tensor-core schedule (cuda_tensor_core.h) acts on: the generator's
+// define_tensor_core() Funcs in mma fragment coordinates (lane = 4g + t).
+struct TensorCoreStages {
+    // Fragment Funcs are indexed by the lane (0..31; t = lane % 4, g = lane / 4).
+    Halide::Func q{"q_frag"};         // (w, rr, lane, c, qt, h, b) b32: Q pairs 16c + 4t + w of the lane's row rr
+    Halide::Func slot{"kv_slot"};     // (nt, lane, kt, b) int32: cache slot of list key 8nt + g of key tile kt
+    Halide::Func k[2] = {Halide::Func("k_frag_list"), Halide::Func("k_frag_extend")};  // (w, lane, nt, c, kt, h, b) b32
+    Halide::Func v[2] = {Halide::Func("v_frag_list"), Halide::Func("v_frag_extend")};  // (w, lane, hf, ku, dq, kt, h, b) b32
+    Halide::Func s[2] = {Halide::Func("s_list"), Halide::Func("s_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: S tile
+    Halide::Func state{"state_tc"};   // (lane, qt, h, b) Tuple: Lv/2 O fragment floats, m[2], l[2]
+    Halide::Func row_sum{"row_sum"};  // (lane, qt, h, b) Tuple{l row g, l row g + 8}, quad-reduced
+    Halide::Func lens;                // (b) the request's ranges
+    Halide::Func out, lse;            // o_extend, lse (undef + scatter)
+    Halide::RDom rk[2];               // key tiles of stage 0 (list) / 1 (extend)
+    Halide::RDom rs[2];               // S tile: x = mma step in a chunk, y = chunk
+    Halide::RDom ro;                  // o and lse scatters: (jj, wq, dq, hr, lane, qt, h, b)
+    int num_stages = 2;
+    Halide::Expr plain_logits;        // no custom mask, cap or xai (a runtime condition)
+    Halide::Var w, rr, c, nt, lane, hf, ku, dq, kt, qt, h, b;
+};
+
+// Tensor-core schedule knobs (values: ../shared/reference/tensorize-halide21.md, H200).
+struct TensorCoreKnobs {
+    // Warps (16-row q tiles of one head) per block: they read the same K/V lines (L1 reuse).
+    int warps = 4;
+    // Q fragments held in registers across the key loop (64 registers at head dim 256:
+    // re-reading them from L1 every key tile was 15-60 % faster there).
+    bool q_in_registers = true;
+    static bool q_in_registers_for(int head_dim) { return head_dim <= 128; }
+};
+
 }  // namespace livebound::extend_attention

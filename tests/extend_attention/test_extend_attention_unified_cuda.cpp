@@ -153,6 +153,28 @@ std::vector<AccuracyParam> accuracy_params() {
     return out;
 }
 
+// The tensor-core K8 variants (k8_tc_variants.inc): the runtime runs one of them for these
+// facts (the suite's tensors are contiguous and cuMemAlloc-aligned).
+bool unified_tensor_core_built(const UnifiedCase &c, lb_variant variant) {
+    struct Built {
+        lb_variant form;
+        bool bf16;
+        int64_t d;
+        bool index64;
+    };
+    static const Built built[] = {
+#define LB_K8_TC(form, dt, d, idx, name) \
+    {std::string(#form) == "bounded" ? LB_BOUNDED : LB_FULL_WIDTH, std::string(#dt) == "bf16", d, std::string(#idx) == "int64"},
+#include "livebound/k8_tc_variants.inc"
+#undef LB_K8_TC
+        {LB_BOUNDED, true, 0, true},  // end
+    };
+    for (const Built &b : built) {
+        if (b.d == c.Lq && c.Lq == c.Lv && b.form == variant && b.bf16 == c.bf16 && b.index64 == c.index64) return true;
+    }
+    return false;
+}
+
 class CudaUnifiedAccuracy : public CudaUnifiedBase, public ::testing::WithParamInterface<AccuracyParam> {};
 
 TEST_P(CudaUnifiedAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
@@ -161,8 +183,9 @@ TEST_P(CudaUnifiedAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
     const UnifiedProblem p = with_padding(make_unified_problem(c), kLeadRows, kTailRows, c.seed + 3000);
     std::vector<uint16_t> o;
     ASSERT_TRUE(call(p, c, v, &o)) << describe(c, v);
-    expect_unified_accurate(p, reference::reference_unified_fp64(p), reference::reference_unified_naive_fp32(p), o,
-                            describe(c, v));
+    const bool tc = unified_tensor_core_built(c, v);
+    expect_unified_accurate(p, reference::reference_unified_fp64(p), reference::reference_unified_naive_fp32(p, tc), o,
+                            describe(c, v) + (tc ? " [tensor cores]" : ""), tc);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CudaUnifiedAccuracy, ::testing::ValuesIn(accuracy_params()),

@@ -194,7 +194,7 @@ std::vector<int32_t> run_unified_counter(const Counter &k, const reference::Unif
 }
 
 TEST(TileCounts, UnifiedDerivedChunkLoopsVisitExactlyTheIdealChunks) {
-    ASSERT_EQ(std::size(kUnifiedCounters), 2u) << "expected the bounded and full-width K8 counters (32 x 32)";
+    ASSERT_EQ(std::size(kUnifiedCounters), 4u) << "expected the bounded and full-width K8 counters (32 x 32, 16 x 32)";
     const std::vector<Shape> shapes = {
         {{150, 1, 33, 0, 64, 5}, {40, 0, 200, 17, 0, 3}, 0},
         {{130, 7, 65}, {90, 300, 0}, 31},

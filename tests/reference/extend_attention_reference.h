@@ -153,8 +153,11 @@ struct Result {
 };
 
 // Softmax over the visible keys of one (row, head), in Real arithmetic. Output not rounded.
+// round_p: the weights p (times v_scale for prefix keys) are rounded to the input dtype
+// before they multiply V, as SGLang's Triton kernel and livebound's tensor-core kernels do
+// (P is an mma operand); the denominator keeps them unrounded.
 template <typename Real>
-Result<Real> reference(const ExtendProblem &p) {
+Result<Real> reference(const ExtendProblem &p, bool round_p = false) {
     Result<Real> r;
     r.o.assign(size_t(p.T * p.Hq * p.Lv), Real(0));
     r.lse.assign(size_t(p.T * p.Hq), -std::numeric_limits<Real>::infinity());
@@ -203,6 +206,11 @@ Result<Real> reference(const ExtendProblem &p) {
                 for (size_t i = 0; i < s.size(); i++) {
                     const Real e = std::exp(s[i] - M);
                     den += e;
+                    if (round_p) {
+                        const Real w = Real(p.to_f(p.from_f(float(e * vmul[i]))));
+                        for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += w * Real(p.to_f(vrow[i][d]));
+                        continue;
+                    }
                     for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += e * Real(p.to_f(vrow[i][d])) * vmul[i];
                 }
                 if (sink) den += std::exp(Real(p.sinks[size_t(h)]) - M);
@@ -220,8 +228,9 @@ Result<Real> reference(const ExtendProblem &p) {
 inline Result<double> reference_fp64(const ExtendProblem &p) { return reference<double>(p); }
 
 // Naive same-precision reference: float arithmetic, output rounded to the input dtype.
-inline Result<float> reference_naive_fp32(const ExtendProblem &p) {
-    Result<float> r = reference<float>(p);
+// round_p: P rounded to the input dtype before P V (the tensor-core kernels' precision).
+inline Result<float> reference_naive_fp32(const ExtendProblem &p, bool round_p = false) {
+    Result<float> r = reference<float>(p, round_p);
     for (float &x : r.o) x = p.to_f(p.from_f(x));
     return r;
 }
@@ -296,7 +305,7 @@ inline bool unified_visible(const UnifiedProblem &p, int64_t b, int64_t m, int64
 // Softmax over the visible keys of one (row, head), in Real arithmetic; o not rounded, lse
 // left empty (K8 has none). A row that sees nothing and has no sink: NaN (0/0, as SGLang).
 template <typename Real>
-Result<Real> reference_unified(const UnifiedProblem &p) {
+Result<Real> reference_unified(const UnifiedProblem &p, bool round_p = false) {
     Result<Real> r;
     r.o.assign(size_t(p.T * p.Hq * p.Lv), Real(0));
     const int64_t group = p.Hq / p.Hkv;
@@ -337,7 +346,8 @@ Result<Real> reference_unified(const UnifiedProblem &p) {
                 for (size_t i = 0; i < s.size(); i++) {
                     const Real e = std::exp(s[i] - M);
                     den += e;
-                    for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += e * Real(p.to_f(vrow[i][d]));
+                    const Real w = round_p ? Real(p.to_f(p.from_f(float(e)))) : e;  // (see reference())
+                    for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += w * Real(p.to_f(vrow[i][d]));
                 }
                 if (sink) den += std::exp(Real(p.sinks[size_t(h)]) - M);
                 Real *o = &r.o[size_t((q0 + m) * p.Hq + h) * size_t(p.Lv)];
@@ -352,9 +362,10 @@ Result<Real> reference_unified(const UnifiedProblem &p) {
 
 inline Result<double> reference_unified_fp64(const UnifiedProblem &p) { return reference_unified<double>(p); }
 
-// Naive same-precision reference: float arithmetic, output rounded to the input dtype.
-inline Result<float> reference_unified_naive_fp32(const UnifiedProblem &p) {
-    Result<float> r = reference_unified<float>(p);
+// Naive same-precision reference: float arithmetic, output rounded to the input dtype;
+// round_p as reference_naive_fp32.
+inline Result<float> reference_unified_naive_fp32(const UnifiedProblem &p, bool round_p = false) {
+    Result<float> r = reference_unified<float>(p, round_p);
     for (float &x : r.o) x = p.to_f(p.from_f(x));
     return r;
 }

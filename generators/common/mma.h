@@ -1,0 +1,104 @@
+// Tensor-core building blocks for the CUDA generators (design: ../shared/reference/
+// tensorize-halide21.md). Halide 21 emits no tensor-core instruction, so a kernel written in
+// mma fragment coordinates (lane = 4 g + t, the PTX ISA's m16n8k16 layouts) calls
+//   * extern __device__ helpers (generators/common/mma_helpers.cu) for mma.sync, the fp32 ->
+//     bf16/fp16 pair packing and movmatrix; tools/ptx_link.py inlines their PTX into the
+//     kernel's PTX at build time (cmake/LiveboundKernel.cmake, TENSOR_CORE);
+//   * LLVM's own NVVM intrinsics, by name, for the warp shuffle and ex2 (native and
+//     `convergent` in LLVM; no helper needed).
+// Every call is a PureExtern: helpers are straight-line and a PureExtern call is never
+// duplicated per Tuple component (an impure one is, by SplitTuples).
+#pragma once
+
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "Halide.h"
+
+namespace livebound::mma {
+
+inline Halide::Expr pure_call(const Halide::Type &t, const std::string &name, const std::vector<Halide::Expr> &args) {
+    return Halide::Internal::Call::make(t, name, args, Halide::Internal::Call::PureExtern);
+}
+
+// D = A B + C for one 16x8x16 tile, fp32 accumulate; `a` 4 b32 (2 elements each), `b` 2 b32,
+// `c` 4 fp32. `element_type` bfloat16 or float16 picks the instruction. The helper returns
+// one D element per call ("elem" encoding); ptxas merges the 4 identical mma into one HMMA.
+inline std::vector<Halide::Expr> mma_16816(const Halide::Type &element_type, const std::vector<Halide::Expr> &a,
+                                           const std::vector<Halide::Expr> &b, const std::vector<Halide::Expr> &c) {
+    const char *name = element_type.is_bfloat() ? "lb_mma_bf16_elem" : "lb_mma_f16_elem";
+    std::vector<Halide::Expr> d;
+    for (int i = 0; i < 4; i++) {
+        d.push_back(pure_call(Halide::Float(32), name, {a[0], a[1], a[2], a[3], b[0], b[1], c[0], c[1], c[2], c[3], i}));
+    }
+    return d;
+}
+
+// Two fp32 -> one b32 of two 16-bit floats (lo in bits 0..15), round to nearest even.
+inline Halide::Expr pack_pair(const Halide::Type &element_type, const Halide::Expr &lo, const Halide::Expr &hi) {
+    return pure_call(Halide::UInt(32), element_type.is_bfloat() ? "lb_pack_bf16x2" : "lb_pack_f16x2", {lo, hi});
+}
+
+// The warp's 8x8 matrix of 16-bit elements (lane 4g + t holds row g, columns 2t, 2t + 1)
+// transposed: the lane then holds row g of the transpose.
+inline Halide::Expr movmatrix_trans(const Halide::Expr &x) {
+    return pure_call(Halide::UInt(32), "lb_movmatrix_trans", {x});
+}
+
+// The value of lane (lane ^ lane_mask), all 32 lanes taking part.
+inline Halide::Expr shfl_xor(const Halide::Expr &v, int lane_mask) {
+    return pure_call(Halide::Float(32), "llvm.nvvm.shfl.sync.bfly.f32", {Halide::Expr(int(0xffffffff)), v, Halide::Expr(lane_mask), Halide::Expr(31)});
+}
+
+// 2^x on the SFU (MUFU.EX2, flushes denormals); 2^(huge negative) is exactly 0.
+inline Halide::Expr exp2_approx(const Halide::Expr &x) {
+    return pure_call(Halide::Float(32), "llvm.nvvm.ex2.approx.ftz.f", {x});
+}
+
+// log2(x) on the SFU (MUFU.LG2), through the helper lb_log2_approx (no NVVM intrinsic for
+// it is selectable in Halide 21's LLVM; libdevice's logf branches on its argument).
+inline Halide::Expr log2_approx(const Halide::Expr &x) { return pure_call(Halide::Float(32), "lb_log2_approx", {x}); }
+
+// Halide 21's SplitTuples does not see a Tuple component read only inside a call's
+// arguments as a dependence, so an update could store component 0 before component 1 reads
+// its old value. A never-true test that reads every old component outside any call makes
+// it compute all new values first; LLVM folds the test away (the PTX target has no infs).
+inline std::vector<Halide::Expr> order_tuple_update(const std::vector<Halide::Expr> &next,
+                                                    const std::vector<Halide::Expr> &old) {
+    using Halide::Expr;
+    const Expr minus_inf = Expr(-std::numeric_limits<float>::infinity());
+    std::vector<Expr> terms;
+    for (const Expr &o : old) terms.push_back(o < minus_inf);
+    while (terms.size() > 1) {  // a balanced tree: a long || chain overflows Halide's recursion
+        std::vector<Expr> level;
+        for (size_t i = 0; i + 1 < terms.size(); i += 2) level.push_back(terms[i] || terms[i + 1]);
+        if (terms.size() % 2) level.push_back(terms.back());
+        terms.swap(level);
+    }
+    std::vector<Expr> out;
+    for (size_t i = 0; i < next.size(); i++) out.push_back(Halide::select(terms[0], old[i], next[i]));
+    return out;
+}
+
+// max / + over a list as a balanced tree (short dependence chains).
+inline Halide::Expr tree_max(std::vector<Halide::Expr> v) {
+    while (v.size() > 1) {
+        std::vector<Halide::Expr> level;
+        for (size_t i = 0; i + 1 < v.size(); i += 2) level.push_back(Halide::max(v[i], v[i + 1]));
+        if (v.size() % 2) level.push_back(v.back());
+        v.swap(level);
+    }
+    return v[0];
+}
+inline Halide::Expr tree_sum(std::vector<Halide::Expr> v) {
+    while (v.size() > 1) {
+        std::vector<Halide::Expr> level;
+        for (size_t i = 0; i + 1 < v.size(); i += 2) level.push_back(v[i] + v[i + 1]);
+        if (v.size() % 2) level.push_back(v.back());
+        v.swap(level);
+    }
+    return v[0];
+}
+
+}  // namespace livebound::mma

@@ -1,0 +1,122 @@
+// K7 and K8 on CUDA tensor cores (the generator's define_tensor_core). Decisions, each with
+// its reason (design and probe measurements: ../shared/reference/tensorize-halide21.md):
+//
+// Structure: one warp per 16-row q tile, `warps` q tiles of one head per block. A lane's
+// state (its O fragments, row max and partial row sums) lives in registers for the whole
+// key loop, whose tiles are the state updates' RDoms *inside* the lane loop: no shared
+// memory, no barrier, so Halide keeps the accumulators in registers and TrimNoOps trims the
+// key-tile loops from the warp-uniform tile predicates. K/V fragments come straight from
+// global memory (L1/L2) in 16-byte loads.
+#pragma once
+
+#include "stages.h"
+
+namespace livebound::extend_attention {
+
+// A fragment Func is only ever evaluated at the lane's own point: its lane (0..31) and its
+// q tile / head / request / key tile have extent 1 where it is computed. Said
+// explicitly: any cross-lane read becomes a compile error (instead of another lane's mma
+// computed here), and the register allocation has a constant size (bounds inference would
+// otherwise intersect the key tile with the tile loop's derived bounds: extent "<= 1").
+inline void pin_to_lane(Halide::Func f, const TensorCoreStages &s, std::initializer_list<Halide::Var> point) {
+    for (const Halide::Var &v : point) f.bound_extent(v, 1);
+}
+
+inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs &k) {
+    using namespace Halide;
+    // 1. The request ranges inline (uniform loads of qo_indptr / kv_indptr through L1).
+    s.lens.compute_inline();
+
+    // 2. The o scatter: blocks over (q-tile group, head, request), threads (lane, warp):
+    //    thread_id_x spans exactly the 32 lanes (t, g), thread_id_y the warps, so every
+    //    predicate on the q tile is warp-uniform. The output elements of a lane (its rows
+    //    g, g + 8, its columns of each n-tile) unrolled: the state's components are then
+    //    addressed by constants. Rows of different requests are disjoint and tail rows are
+    //    written by lanes that computed identical bits, hence allow_race_conditions.
+    //    ro = (jj, wq, dq, hr, lane, qt, h, b).
+    const RDom &ro = s.ro;
+    RVar lane = ro[4], qto("qto"), qti("qti");
+    Stage out = s.out.update();
+    out.split(ro[5], qto, qti, k.warps, TailStrategy::GuardWithIf)
+        .allow_race_conditions()
+        .gpu_blocks(qto, ro[6], ro[7])
+        .gpu_threads(lane, qti)
+        .unroll(ro[0])
+        .unroll(ro[1])
+        .unroll(ro[2])
+        .unroll(ro[3])
+        //  No loop partitioning: prologue/epilogue copies of the whole kernel body for bounds
+        //  checks the trimmed loops do not need.
+        .never_partition_all();
+    //    The undef pure definitions on the device, so that the outputs are not host buffers.
+    s.out.gpu_single_thread();
+    // 3. The LSE (with_lse) by the same threads right after o (loops fused at the lane):
+    //    both read the one state.
+    if (s.lse.defined()) {
+        //    (The same RDom as o: compute_with needs the same loops outside the lane.)
+        s.lse.gpu_single_thread();
+        s.lse.update()
+            .split(ro[5], qto, qti, k.warps, TailStrategy::GuardWithIf)
+            .allow_race_conditions()
+            .gpu_blocks(qto, ro[6], ro[7])
+            .gpu_threads(lane, qti)
+            .unroll(ro[0])
+            .unroll(ro[1])
+            .unroll(ro[2])
+            .unroll(ro[3])
+            .never_partition_all()
+            .compute_with(out, lane);
+    }
+
+    // 4. The lane's state and row sums in registers at the lane; both stage updates
+    //    (the key-tile loops) inside it.
+    s.state.compute_at(s.out, lane).store_in(MemoryType::Register);
+    s.row_sum.compute_at(s.out, lane).store_in(MemoryType::Register);
+    for (int st = 0; st < s.num_stages; st++) {
+        const RDom &rk = s.rk[st], &rs = s.rs[st];
+        s.state.update(st).never_partition_all();
+        //    The common case (no custom mask, cap or xai) specialised: its logit is q.k *
+        //    scale, and the mask bytes are not loaded (the general form loads 4 * BN / 8
+        //    of them per key tile and lane, and computes a tanh per element for the cap).
+        //    The branch is uniform (runtime scalars); the kernel holds both forms.
+        s.state.update(st).specialize(s.plain_logits);
+        // 5. The S tile per key tile, in registers. bound_extent(t/g, 1): a fragment Func
+        //    is only ever evaluated at the lane's own (t, g) -- any cross-lane read becomes a
+        //    compile error instead of another lane's mma computed here.
+        Func sf = s.s[st];
+        sf.compute_at(s.state, rk.x).store_in(MemoryType::Register).unroll(s.nt);
+        pin_to_lane(sf, s, {s.lane, s.qt, s.h, s.b, s.kt});
+        sf.update().reorder(s.nt, rs.x, rs.y).unroll(s.nt).unroll(rs.x).unroll(rs.y);
+        // 6. K fragments per 32-element chunk (4 pairs = one 16-byte load per n-tile), V
+        //    fragments per key tile (all column blocks: 4 * BN / 2 ... registers).
+        s.k[st].compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, 4).vectorize(s.w).unroll(s.nt);
+        pin_to_lane(s.k[st], s, {s.lane, s.h, s.b, s.kt});
+        s.v[st]
+            .compute_at(s.state, rk.x)
+            .store_in(MemoryType::Register)
+            .bound(s.w, 0, 4)
+            .vectorize(s.w)
+            .unroll(s.hf)
+            .unroll(s.ku)
+            .unroll(s.dq);
+        pin_to_lane(s.v[st], s, {s.lane, s.h, s.b, s.kt});
+        // 7. Q fragments re-read (16-byte loads, L1) per chunk of every key tile when they
+        //    do not stay in registers.
+        if (!k.q_in_registers) {
+            Func qw = s.q.in(sf);
+            qw.compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, 4).vectorize(s.w).unroll(s.rr);
+            pin_to_lane(qw, s, {s.lane, s.qt, s.h, s.b});
+        }
+    }
+    // 8. The list keys' cache slots once per key tile (one per n-tile and lane).
+    s.slot.compute_at(s.state, s.rk[0].x).store_in(MemoryType::Register).unroll(s.nt);
+    pin_to_lane(s.slot, s, {s.lane, s.b, s.kt});
+    if (k.q_in_registers) {
+        s.q.compute_at(s.out, lane).store_in(MemoryType::Register).bound(s.w, 0, 4).vectorize(s.w).unroll(s.rr).unroll(s.c);
+        pin_to_lane(s.q, s, {s.lane, s.qt, s.h, s.b});
+    }
+    pin_to_lane(s.state, s, {s.lane, s.qt, s.h, s.b});
+    pin_to_lane(s.row_sum, s, {s.lane, s.qt, s.h, s.b});
+}
+
+}  // namespace livebound::extend_attention

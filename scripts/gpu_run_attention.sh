@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On the GPU machine (device tool), from the repository root, with gpu-bundle/ carried:
+#   scripts/gpu_run_attention.sh <commit> <out-dir> [bench-filter]
+# The attention subset of scripts/gpu_run.sh, for tensor-core work on a short device budget:
+# the tensor-core smoke test, the K7/K8 CUDA suites (gtest XML + log), compute-sanitizer
+# memcheck and racecheck over one accuracy case per tensor-core variant, and the attention
+# benchmark (JSON with date, GPU, driver, commit and command in its context).
+set -uo pipefail
+commit="$1"
+out="$2"
+filter="${3:-.}"
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$PWD/gpu-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv >"$out/gpu.txt"
+for t in test_mma_tile_cuda test_extend_attention_cuda test_extend_attention_unified_cuda; do
+    gpu-bundle/tests/$t --gtest_output="xml:$out/$t.xml" >"$out/$t.log" 2>&1
+    echo "$t rc=$?" >>"$out/tests.txt"
+done
+# Sanitizers: the tensor-core kernels on a few accuracy cases (every stage, masks, GQA).
+sanitize_filter='Cases/CudaExtendAccuracy.*/uneven_causal:Cases/CudaExtendAccuracy.*/window_small:Cases/CudaExtendAccuracy.*/mask_causal:Cases/CudaExtendAccuracy.*/cuda_bf16_d256*:Cases/CudaExtendTwin.*'
+for tool in memcheck racecheck; do
+    compute-sanitizer --tool "$tool" --print-limit 20 gpu-bundle/tests/test_extend_attention_cuda \
+        --gtest_filter="$sanitize_filter" >"$out/sanitizer_$tool.log" 2>&1
+    echo "compute-sanitizer $tool rc=$?" >>"$out/tests.txt"
+done
+gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+gpu-bundle/bench/bench_extend_attention --benchmark_format=json --benchmark_filter="$filter" \
+    --benchmark_context=date="$(date -u +%Y-%m-%d)" --benchmark_context=gpu="$gpu" \
+    --benchmark_context=driver="$driver" --benchmark_context=commit="$commit" \
+    --benchmark_context=command="scripts/gpu_run_attention.sh $commit" >"$out/bench_extend_attention.json" \
+    2>"$out/bench_extend_attention.err"
+echo "bench rc=$?" >>"$out/tests.txt"
+cat "$out/tests.txt"
+grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/sanitizer_*.log
