@@ -152,6 +152,10 @@ public:
     std::vector<Input<int32_t> *> row_stride_16b;
     // Tensor-core variants: Hkv and the cache's slot count (the flat views do not carry them).
     Input<int32_t> *num_kv_heads = nullptr, *num_cache_slots = nullptr;
+    // Tensor-core variants: no custom mask, no logit cap, no xai temperature (the runtime's
+    // verdict, passed as one flag: the schedule specialises on it, and Halide substitutes a
+    // specialisation condition only when it is a plain boolean parameter).
+    Input<bool> *plain_logits_in = nullptr;
     // (Lv, Hq, T) dtype = torch [T, Hq, Lv]: every row of every request written.
     Output<Buffer<>> *o_extend = nullptr;
     // (Hq, T) float32 = torch [T, Hq]: natural-log LSE (-inf for a row that sees nothing).
@@ -214,6 +218,7 @@ public:
             }
             num_kv_heads = add_input<int32_t>("num_kv_heads");
             num_cache_slots = add_input<int32_t>("num_slots");
+            plain_logits_in = add_input<bool>("plain_logits");
         }
         if (count_tiles) {
             counts = add_output<Buffer<int32_t, 4>>("counts");
@@ -347,7 +352,11 @@ public:
             Expr cap = *logit_cap, xl = *xai_temperature_len, k_sc = *k_scale;
             sem.cap_on = cap > 0.0f;
             sem.xai_on = xl > 0;
-            sem.plain_logits = !has && !(cap > 0.0f) && !(xl > 0);
+            sem.plain_logits = tensor_core ? Expr(*plain_logits_in) : (!has && !(cap > 0.0f) && !(xl > 0));
+            // The logit with the cap and the xai temperature off.
+            sem.plain_logit = [=](const Expr &dot, bool list_key) {
+                return !list_key ? dot * scale : unified ? dot * (scale * k_sc) : dot * scale * k_sc;
+            };
             // The tensor-core kernels must not branch on the lane (warp-collective mma):
             // libdevice's tanhf and logf branch on their argument, so there tanh is
             // 1 - 2 / (2^(2x log2 e) + 1) and the log ratio a ratio of SFU log2s (the same
@@ -613,6 +622,7 @@ private:
         // No custom mask, no cap, no xai: the common case, which the tensor-core schedule
         // specialises (the logit is then q.k * scale and the mask bytes are not loaded).
         Expr plain_logits;
+        std::function<Expr(const Expr &, bool)> plain_logit;
     };
     Func lens{"lens"}, state{"state"}, score_p{"score_p"}, score_e{"score_e"};
     Func dot_p{"dot_p"}, dot_e{"dot_e"}, finish{"finish"}, q_tile{"q_tile"};
@@ -720,10 +730,14 @@ private:
             auto masked = [&](int jj, int e) {
                 Expr m = row_of(e / 2);
                 Expr key = tile * BN + 8 * jj + 2 * t_of_lane + (e % 2);
-                Expr vis = st == 0 ? (key < P_b) && sem.visible_list(m, key) && sem.mask_list(m, key)
-                                   : (key < E_b) && sem.visible_extend(m, key) && sem.mask_extend(m, key);
+                Expr vis = st == 0 ? (key < P_b) && sem.visible_list(m, key) : (key < E_b) && sem.visible_extend(m, key);
                 if (!unified) vis = vis && (st == 0 ? sem.run_list : sem.run_extend);
-                Expr logit = sem.logit(tc.s[st](jj, lane, qt, h, b, tile)[e], st == 0, m);
+                Expr mask = st == 0 ? sem.mask_list(m, key) : sem.mask_extend(m, key);
+                Expr dot = tc.s[st](jj, lane, qt, h, b, tile)[e];
+                // Common case (plain_logits, which the schedule specialises): no mask bytes,
+                // no cap, no xai in the key loop.
+                vis = vis && (sem.plain_logits || mask);
+                Expr logit = select(sem.plain_logits, sem.plain_logit(dot, st == 0), sem.logit(dot, st == 0, m));
                 return logit * LOG2E + select(vis, 0.0f, Expr(2 * NEG));
             };
             Expr m_new[2], alpha[2];

@@ -422,6 +422,8 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
         if (!pair_view(*sources[i], &views[i])) tcv = nullptr;
     }
     int32_t row_strides[5] = {}, kv_heads = static_cast<int32_t>(Hkv), slots = static_cast<int32_t>(k_buffer.shape[0]);
+    // The common case the tensor-core kernels specialise: no custom mask, cap or xai.
+    bool plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);
     if (tcv) {
         const char *names[5] = {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"};
         for (int i = 0; i < 5; i++) {
@@ -431,6 +433,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
         for (int32_t &stride : row_strides) argv.push_back(&stride);
         argv.push_back(&kv_heads);
         argv.push_back(&slots);
+        argv.push_back(&plain_logits);
     }
     argv.push_back(o);
     if (with_lse || !on_cuda) argv.push_back(call.wrap_nd(lse, "lse_extend"));
@@ -555,6 +558,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
         if (!pair_view(*sources[i], &views[i])) tcv = nullptr;
     }
     int32_t row_strides[3] = {}, kv_heads = static_cast<int32_t>(Hkv), slots = static_cast<int32_t>(num_slots);
+    bool plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);  // (as K7)
     if (tcv) {
         const char *names[3] = {"q", "k_buffer", "v_buffer"};
         for (int i = 0; i < 3; i++) {
@@ -564,6 +568,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
         for (int32_t &stride : row_strides) argv.push_back(&stride);
         argv.push_back(&kv_heads);
         argv.push_back(&slots);
+        argv.push_back(&plain_logits);
     }
     argv.push_back(o);
     call.run(tcv ? tcv->run : v->run, argv);
