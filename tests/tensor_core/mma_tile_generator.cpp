@@ -23,6 +23,7 @@
 // K must be a multiple of 16 (the k loop runs K/16 steps); M a multiple of 16 (checked by
 // Halide: the rows are split into tiles with a RoundUp tail); N = 8 * n_tiles is a compile-time fact (the state lives in registers).
 #include "Halide.h"
+#include "common/convergence_check.h"
 
 #include <limits>
 #include <vector>
@@ -59,6 +60,10 @@ public:
     GeneratorParam<bool> pack_a{"pack_a", false};  // A as fp32, packed in the kernel
     GeneratorParam<bool> b_kn{"b_kn", false};      // B^T rows [K, N], transposed by movmatrix
     GeneratorParam<int> n_tiles{"n_tiles", 4};     // N = 8 * n_tiles columns of C
+    // Wrong on purpose (the ConvergenceCheck test): a k-loop predicate that depends on the
+    // lane's row group g, so that TrimNoOps gives every lane its own trip count and the mma
+    // would run under lane-dependent control flow. The generator must refuse it.
+    GeneratorParam<bool> lane_dependent_bound{"lane_dependent_bound", false};
 
     // Added by configure() (their types depend on the params), in argument order a, b.
     Input<Buffer<uint32_t, 2>> *a_pairs = nullptr;
@@ -107,6 +112,7 @@ public:
         Func acc("acc");
         acc(j, t, g, tile) = Tuple(0.0f, 0.0f, 0.0f, 0.0f);
         RDom kk(0, K / 16, "kk");
+        if (lane_dependent_bound) kk.where(kk <= g);
         std::vector<Expr> old, a, b, next;
         for (int e = 0; e < 4; e++) old.push_back(acc(j, t, g, tile)[e]);
         for (int i = 0; i < 4; i++) a.push_back(a_frag(i, t, g, tile, kk));
@@ -156,8 +162,11 @@ public:
         acc.compute_at(c, lane).store_in(MemoryType::Register).bound_extent(t, 1).bound_extent(g, 1).unroll(j);
         acc.update().reorder(j, t, g, tile, kk).unroll(j).never_partition_all();
         // Fragments per k step: A once for all column tiles, B per column tile.
-        a_frag.compute_at(acc, kk).store_in(MemoryType::Register).bound(r, 0, 4).unroll(r);
-        b_frag.compute_at(acc, kk).store_in(MemoryType::Register).bound(r, 0, 2).unroll(r).unroll(j);
+        // (One k step each: said explicitly, so that a predicated k loop keeps constant sizes.)
+        a_frag.compute_at(acc, kk).store_in(MemoryType::Register).bound(r, 0, 4).bound_extent(kstep, 1).unroll(r);
+        b_frag.compute_at(acc, kk).store_in(MemoryType::Register).bound(r, 0, 2).bound_extent(kstep, 1).unroll(r).unroll(j);
+        // The verifier the attention generator runs too: no mma under lane-dependent control flow.
+        get_pipeline().add_custom_lowering_pass(new ConvergenceCheck("lb_test_mma_tile"));
     }
 };
 
