@@ -467,16 +467,23 @@ void report_speedup_vs_full(benchmark::State &state, const char *kernel, const C
     if (it != medians().end()) state.counters["speedup_vs_full"] = it->second / bounded_ms;
 }
 
-void BM_K7(benchmark::State &state, const Case &c, lb_variant variant) {
+// Device 0's primary context for one row, or null (the row skipped, saying why).
+std::unique_ptr<cuda::ScopedContext> enter_device(benchmark::State &state) {
     if (lb_cuda_device_count() == 0) {
         state.SkipWithError("no CUDA device");
-        return;
+        return nullptr;
     }
-    cuda::ScopedContext scope(0);
-    if (!scope.ok()) {
-        state.SkipWithError(scope.error().c_str());
-        return;
+    auto scope = std::make_unique<cuda::ScopedContext>(0);
+    if (!scope->ok()) {
+        state.SkipWithError(scope->error().c_str());
+        return nullptr;
     }
+    return scope;
+}
+
+void BM_K7(benchmark::State &state, const Case &c, lb_variant variant) {
+    const std::unique_ptr<cuda::ScopedContext> scope = enter_device(state);
+    if (!scope) return;
     const Inputs &in = inputs_for(c.shape);
     if (!in.error.empty()) {
         state.SkipWithError(in.error.c_str());
@@ -512,15 +519,8 @@ void BM_K7(benchmark::State &state, const Case &c, lb_variant variant) {
 // K8 on the K7 problem of the same case (see the header); vs_k7 against the K7 row of the
 // same case and form.
 void BM_K8(benchmark::State &state, const Case &c, lb_variant variant) {
-    if (lb_cuda_device_count() == 0) {
-        state.SkipWithError("no CUDA device");
-        return;
-    }
-    cuda::ScopedContext scope(0);
-    if (!scope.ok()) {
-        state.SkipWithError(scope.error().c_str());
-        return;
-    }
+    const std::unique_ptr<cuda::ScopedContext> scope = enter_device(state);
+    if (!scope) return;
     const UnifiedInputs &u = unified_inputs_for(c.shape);
     if (!u.error.empty()) {
         state.SkipWithError(u.error.c_str());

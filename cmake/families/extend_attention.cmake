@@ -120,6 +120,7 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
     foreach (lse IN ITEMS 1 0)
         livebound_k7_tc(bounded bf16 128 int64 ${lse})
         livebound_k7_tc(full bf16 128 int64 ${lse})
+        livebound_k7_tc(bounded fp16 128 int64 ${lse})
     endforeach ()
     # Head dim 256 is not built: the bounded variant's generator ran for over 30 minutes
     # (2 cores) in Halide's TrimNoOps (and_condition_over_domain / solve_expression on the

@@ -111,6 +111,33 @@ halide_buffer_t *wrap_pairs(PipelineCall &call, const PairView &v, const char *n
     return call.wrap(v.flat, name, halide_type_t(halide_type_uint, 32, 1), 1, &dim);
 }
 
+// The extra arguments of a tensor-core call: the pipeline reads the q/k/v tensors through
+// flat pair views (replacing argv[1 .. n]: the tensors' SIMT wrappings), then takes their
+// row strides in 16-byte units, Hkv, the slot count and the common-case flag. Holds the
+// scalars the argv points to. false (nothing changed): some tensor has another layout.
+struct TensorCoreArgs {
+    static constexpr int kMax = 5;
+    int32_t row_strides[kMax] = {}, kv_heads = 0, slots = 0;
+    bool plain_logits = false;
+
+    bool append(PipelineCall &call, std::vector<void *> *argv, const lb_tensor *const *tensors, const char *const *names,
+                int n) {
+        PairView views[kMax];
+        for (int i = 0; i < n; i++) {
+            if (!pair_view(*tensors[i], &views[i])) return false;
+        }
+        for (int i = 0; i < n; i++) {
+            (*argv)[1 + i] = wrap_pairs(call, views[i], names[i]);
+            row_strides[i] = views[i].row_stride_16b;
+        }
+        for (int i = 0; i < n; i++) argv->push_back(&row_strides[i]);
+        argv->push_back(&kv_heads);
+        argv->push_back(&slots);
+        argv->push_back(&plain_logits);
+        return true;
+    }
+};
+
 // K8 variants (no LSE output).
 const Variant kUnifiedVariants[] = {
 #define LB_K8_ATTN(target, form, dt, dqk, dv, idx, name) \
@@ -416,25 +443,14 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     // instead of q..vb above, their row strides, Hkv and the slot count).
     const TensorCoreVariant *tcv =
         on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse) : nullptr;
-    PairView views[5];
-    const lb_tensor *sources[5] = {&a.q_extend, &a.k_extend, &a.v_extend, &k_buffer, &v_buffer};
-    for (int i = 0; tcv && i < 5; i++) {
-        if (!pair_view(*sources[i], &views[i])) tcv = nullptr;
-    }
-    int32_t row_strides[5] = {}, kv_heads = static_cast<int32_t>(Hkv), slots = static_cast<int32_t>(k_buffer.shape[0]);
+    TensorCoreArgs tc;
+    tc.kv_heads = static_cast<int32_t>(Hkv);
+    tc.slots = static_cast<int32_t>(k_buffer.shape[0]);
     // The common case the tensor-core kernels specialise: no custom mask, cap or xai.
-    bool plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);
-    if (tcv) {
-        const char *names[5] = {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"};
-        for (int i = 0; i < 5; i++) {
-            argv[1 + i] = wrap_pairs(call, views[i], names[i]);
-            row_strides[i] = views[i].row_stride_16b;
-        }
-        for (int32_t &stride : row_strides) argv.push_back(&stride);
-        argv.push_back(&kv_heads);
-        argv.push_back(&slots);
-        argv.push_back(&plain_logits);
-    }
+    tc.plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);
+    const lb_tensor *qkv[5] = {&a.q_extend, &a.k_extend, &a.v_extend, &k_buffer, &v_buffer};
+    const char *qkv_names[5] = {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"};
+    if (tcv && !tc.append(call, &argv, qkv, qkv_names, 5)) tcv = nullptr;
     argv.push_back(o);
     if (with_lse || !on_cuda) argv.push_back(call.wrap_nd(lse, "lse_extend"));
     call.run(tcv ? tcv->run : v->run, argv);
@@ -552,24 +568,13 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     // A tensor-core variant when one is built and q/k/v have its layout (as K7).
     const TensorCoreVariant *tcv =
         on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, false) : nullptr;
-    PairView views[3];
-    const lb_tensor *sources[3] = {&a.q, &a.k_buffer, &a.v_buffer};
-    for (int i = 0; tcv && i < 3; i++) {
-        if (!pair_view(*sources[i], &views[i])) tcv = nullptr;
-    }
-    int32_t row_strides[3] = {}, kv_heads = static_cast<int32_t>(Hkv), slots = static_cast<int32_t>(num_slots);
-    bool plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);  // (as K7)
-    if (tcv) {
-        const char *names[3] = {"q", "k_buffer", "v_buffer"};
-        for (int i = 0; i < 3; i++) {
-            argv[1 + i] = wrap_pairs(call, views[i], names[i]);
-            row_strides[i] = views[i].row_stride_16b;
-        }
-        for (int32_t &stride : row_strides) argv.push_back(&stride);
-        argv.push_back(&kv_heads);
-        argv.push_back(&slots);
-        argv.push_back(&plain_logits);
-    }
+    TensorCoreArgs tc;
+    tc.kv_heads = static_cast<int32_t>(Hkv);
+    tc.slots = static_cast<int32_t>(num_slots);
+    tc.plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);  // (as K7)
+    const lb_tensor *qkv[3] = {&a.q, &a.k_buffer, &a.v_buffer};
+    const char *qkv_names[3] = {"q", "k_buffer", "v_buffer"};
+    if (tcv && !tc.append(call, &argv, qkv, qkv_names, 3)) tcv = nullptr;
     argv.push_back(o);
     call.run(tcv ? tcv->run : v->run, argv);
 }

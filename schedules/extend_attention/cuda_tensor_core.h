@@ -36,27 +36,8 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
     //    ro = (jj, wq, dq, hr, lane, qt, h, b).
     const RDom &ro = s.ro;
     RVar lane = ro[4], qto("qto"), qti("qti");
-    Stage out = s.out.update();
-    out.split(ro[5], qto, qti, k.warps, TailStrategy::GuardWithIf)
-        .allow_race_conditions()
-        .gpu_blocks(qto, ro[6], ro[7])
-        .gpu_threads(lane, qti)
-        .unroll(ro[0])
-        .unroll(ro[1])
-        .unroll(ro[2])
-        .unroll(ro[3])
-        //  No loop partitioning: prologue/epilogue copies of the whole kernel body for bounds
-        //  checks the trimmed loops do not need.
-        .never_partition_all();
-    //    The undef pure definitions on the device, so that the outputs are not host buffers.
-    s.out.gpu_single_thread();
-    // 3. The LSE (with_lse) by the same threads right after o (loops fused at the lane):
-    //    both read the one state.
-    if (s.lse.defined()) {
-        //    (The same RDom as o: compute_with needs the same loops outside the lane.)
-        s.lse.gpu_single_thread();
-        s.lse.update()
-            .split(ro[5], qto, qti, k.warps, TailStrategy::GuardWithIf)
+    auto scatter = [&](Stage st) {
+        st.split(ro[5], qto, qti, k.warps, TailStrategy::GuardWithIf)
             .allow_race_conditions()
             .gpu_blocks(qto, ro[6], ro[7])
             .gpu_threads(lane, qti)
@@ -64,8 +45,21 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
             .unroll(ro[1])
             .unroll(ro[2])
             .unroll(ro[3])
-            .never_partition_all()
-            .compute_with(out, lane);
+            //  No loop partitioning: prologue/epilogue copies of the whole kernel body for
+            //  bounds checks the trimmed loops do not need.
+            .never_partition_all();
+    };
+    Stage out = s.out.update();
+    scatter(out);
+    //    The undef pure definitions on the device, so that the outputs are not host buffers.
+    s.out.gpu_single_thread();
+    // 3. The LSE (with_lse) by the same threads right after o (loops fused at the lane):
+    //    both read the one state. (The same RDom and loops as o: compute_with needs the
+    //    same loops outside the lane.)
+    if (s.lse.defined()) {
+        s.lse.gpu_single_thread();
+        scatter(s.lse.update());
+        s.lse.update().compute_with(out, lane);
     }
 
     // 4. The lane's state and row sums in registers at the lane; both stage updates
