@@ -35,16 +35,21 @@ macro(_lb_attention_facts form dt idx)
     string(REPLACE "int" "" i ${idx})
 endmacro()
 
-# livebound_k7_cuda(<form> <dt> <dqk> <dv> <idx> <lse>): one CUDA attention variant.
-function(livebound_k7_cuda form dt dqk dv idx lse)
-    _lb_attention_facts(${form} ${dt} ${idx})
-    if (lse)
+# Sets lse_tag (lse | nolse) and with_lse (true | false) in the caller from a 1 / 0 flag.
+macro(_lb_lse_facts lse)
+    if (${lse})
         set(lse_tag lse)
         set(with_lse true)
     else ()
         set(lse_tag nolse)
         set(with_lse false)
     endif ()
+endmacro()
+
+# livebound_k7_cuda(<form> <dt> <dqk> <dv> <idx> <lse>): one CUDA attention variant.
+function(livebound_k7_cuda form dt dqk dv idx lse)
+    _lb_attention_facts(${form} ${dt} ${idx})
+    _lb_lse_facts(${lse})
     set(name lb_k7_cuda_${form}_${dt}_d${dqk}_${dv}_i${i}_${lse_tag})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda LARGE_BUFFERS
                          PARAMS dtype=${halide_type} index_type=${idx} head_dim_qk=${dqk} head_dim_v=${dv}
@@ -91,13 +96,7 @@ function(livebound_k7_tc form dt d idx lse)
     _lb_attention_facts(${form} ${dt} ${idx})
     _lb_tc_tiles(${d} bn spill)
     _lb_tc_expected_mma(${d} ${bn} 2 mma)
-    if (lse)
-        set(lse_tag lse)
-        set(with_lse true)
-    else ()
-        set(lse_tag nolse)
-        set(with_lse false)
-    endif ()
+    _lb_lse_facts(${lse})
     set(name lb_k7_cuda_tc_${form}_${dt}_d${d}_i${i}_${lse_tag})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true dtype=${halide_type} index_type=${idx} head_dim_qk=${d} head_dim_v=${d}
