@@ -659,9 +659,6 @@ private:
         // The lane's row of half rr (0: g, 1: g + 8) in q tile qt, clamped into the request.
         auto row_of = [&](const Expr &rr) { return clamp(qt * 16 + 8 * rr + g_of_lane, 0, max(E_b - 1, 0)); };
 
-        // Q fragments: pairs 16c + 4t + w of the lane's row rr (k permuted inside each
-        // 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K gets the same
-        // permutation, so q.k is unchanged).
         // Pair `pair` of head `head` in row `row` of flat view `which` (0 q_extend, 1 k_extend,
         // 2 v_extend, 3 k_buffer, 4 v_buffer; K8 0 q, 3 k_buffer, 4 v_buffer).
         auto pair_at = [&](int which, const Expr &pair, const Expr &head, const Expr &row) {
@@ -670,6 +667,9 @@ private:
             Expr row_pairs = 4 * *row_stride_16b.at(stride_index);
             return (*views[which])(row * row_pairs + head * (D / 2) + pair);
         };
+        // Q fragments: pairs 16c + 4t + w of the lane's row rr (k permuted inside each
+        // 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K gets the same
+        // permutation, so q.k is unchanged).
         tc.q(w, rr, lane, c, qt, h, b) = pair_at(0, 16 * c + 4 * t_of_lane + w, h, clamp(q0_b + row_of(rr), 0, T - 1));
 
         // Per stage: K and V fragments, the S tile, the key-tile RDom.
