@@ -46,7 +46,7 @@ const Variant kVariants[] = {
 };
 
 // CUDA tensor-core variants (Lq = Lv = head_dim): picked before the SIMT ones when one is
-// built for the call's facts and every q/k/v tensor has their layout (TensorCoreViews).
+// built for the call's facts and every q/k/v tensor has their layout (pair_view below).
 struct TensorCoreVariant {
     lb_variant form;
     Dt dtype;
