@@ -350,9 +350,7 @@ public:
             // log2(L) for qpos > L; K8: L / (qpos + 1) for qpos >= L (spec §3.8).
             Expr scale = select(*sm_scale == 0.0f, 1.0f / std::sqrt(float(Lq)), *sm_scale);
             Expr cap = *logit_cap, xl = *xai_temperature_len, k_sc = *k_scale;
-            sem.cap_on = cap > 0.0f;
-            sem.xai_on = xl > 0;
-            sem.plain_logits = tensor_core ? Expr(*plain_logits_in) : (!has && !(cap > 0.0f) && !(xl > 0));
+            if (tensor_core) sem.plain_logits = *plain_logits_in;
             // The logit with the cap and the xai temperature off.
             sem.plain_logit = [=](const Expr &dot, bool list_key) {
                 return !list_key ? dot * scale : unified ? dot * (scale * k_sc) : dot * scale * k_sc;
@@ -533,12 +531,13 @@ public:
             tc.w = w, tc.rr = rr, tc.c = c, tc.nt = nt, tc.lane = lane, tc.hf = hf, tc.ku = ku, tc.dq = dq;
             tc.kt = kt, tc.qt = qt, tc.h = h, tc.b = b;
             tc.lens = lens;
-            tc.plain_logits = plain_logits;
+            tc.plain_logits = *plain_logits_in;
             tc.ro = ro;
             extend_attention::TensorCoreKnobs knobs;
             knobs.warps = tc_warps;
             knobs.q_in_registers = tc_q_in_registers < 0 ? extend_attention::TensorCoreKnobs::q_in_registers_for(head_dim_qk)
                                                          : tc_q_in_registers != 0;
+            knobs.staged_logits = extend_attention::TensorCoreKnobs::staged_logits_for(head_dim_qk);
             extend_attention::schedule_cuda_tensor_core(tc, knobs);
             // The verifier: no warp-collective call under lane-dependent control flow.
             get_pipeline().add_custom_lowering_pass(new ConvergenceCheck("extend_attention tensor_core"));
@@ -605,7 +604,6 @@ private:
     // column in a pair of the O fragment (t and g as above: lane = 4g + t).
     Var w{"w"}, rr{"rr"}, c{"c"}, nt{"nt"}, kt{"kt"}, hf{"hf"}, ku{"ku"}, wq{"wq"}, hr{"hr"}, jj{"jj"};
     extend_attention::TensorCoreStages tc;
-    Expr plain_logits;
 
     // Attention's semantics as functions of a row m of request b and a key, shared by the
     // CPU/SIMT formulation and the tensor-core one.
@@ -617,10 +615,11 @@ private:
         std::function<Expr(const Expr &, const Expr &)> mask_list, mask_extend;
         // The logit of a q.k dot product (list key or not) for row m: scale, k_scale, cap, xai.
         std::function<Expr(const Expr &, bool, const Expr &)> logit;
-        // K7: stage runs (not skip_prefix / skip_extend); logit cap / xai in use.
-        Expr run_list, run_extend, cap_on, xai_on;
-        // No custom mask, no cap, no xai: the common case, which the tensor-core schedule
-        // specialises (the logit is then q.k * scale and the mask bytes are not loaded).
+        // K7: stage runs (not skip_prefix / skip_extend).
+        Expr run_list, run_extend;
+        // Tensor cores: no custom mask, no cap, no xai (the runtime's verdict, an input): the
+        // common case, which the schedule specialises (the logit is then q.k * scale and the
+        // mask bytes are not loaded).
         Expr plain_logits;
         std::function<Expr(const Expr &, bool)> plain_logit;
     };
@@ -711,6 +710,41 @@ private:
             RDom &rk = tc.rk[st];
             for (const Expr &p : chunk_predicates(st, rk.x, P_b, pos0_b, E_b, W_eff, U)) rk.where(p);
             if (bounded && !unified) rk.where(st == 0 ? sem.run_list : sem.run_extend);
+
+            // The masked logit tile, in log2 units: C element e (row g + 8(e/2), key 2t + e%2)
+            // of n-tile nt. Visible elements s * log2e, the others -2e30 (additive: no select
+            // around the mma that feeds it, so no branch on the lane). A Func of the key tile,
+            // not of the state, which the state update below reads: the schedule inlines it
+            // or computes it per key tile (knob staged_logits).
+            std::vector<Expr> masked;
+            for (int e = 0; e < 4; e++) {
+                Expr m = row_of(e / 2);
+                Expr key = kt * BN + 8 * nt + 2 * t_of_lane + (e % 2);
+                Expr vis = st == 0 ? (key < P_b) && sem.visible_list(m, key) : (key < E_b) && sem.visible_extend(m, key);
+                if (!unified) vis = vis && (st == 0 ? sem.run_list : sem.run_extend);
+                Expr mask = st == 0 ? sem.mask_list(m, key) : sem.mask_extend(m, key);
+                Expr dot = tc.s[st](nt, lane, qt, h, b, kt)[e];
+                // Common case (plain_logits, which the schedule specialises): no mask bytes,
+                // no cap, no xai in the key loop.
+                vis = vis && (sem.plain_logits || mask);
+                Expr logit = select(sem.plain_logits, sem.plain_logit(dot, st == 0), sem.logit(dot, st == 0, m));
+                masked.push_back(logit * LOG2E + select(vis, 0.0f, Expr(2 * NEG)));
+            }
+            tc.logit[st](nt, lane, qt, h, b, kt) = Tuple(masked);
+            // The tile's row maxima (rows g and g + 8): the lane's keys, then the quad's
+            // (t = 0..3 hold the row's keys).
+            std::vector<Expr> row_max;
+            for (int hr = 0; hr < 2; hr++) {
+                std::vector<Expr> vals;
+                for (int jj = 0; jj < KN; jj++) {
+                    vals.push_back(tc.logit[st](jj, lane, qt, h, b, kt)[2 * hr]);
+                    vals.push_back(tc.logit[st](jj, lane, qt, h, b, kt)[2 * hr + 1]);
+                }
+                Expr mx = mma::tree_max(vals);
+                mx = max(mx, mma::shfl_xor(mx, 1));
+                row_max.push_back(max(mx, mma::shfl_xor(mx, 2)));
+            }
+            tc.tile_max[st](lane, qt, h, b, kt) = Tuple(row_max);
         }
 
         // The per-lane state: O fragments (n-tile nd = 4dq + wq: 4 floats at 4nd), then the
@@ -724,36 +758,13 @@ private:
             Expr tile = rk.x;
             std::vector<Expr> old;
             for (int i = 0; i < NS; i++) old.push_back(tc.state(lane, qt, h, b)[i]);
-            // Masked logit of C element e (row g + 8(e/2), key 2t + e%2) of n-tile jj, in
-            // log2 units: visible elements s * log2e, the others -2e30 (additive: no select
-            // around the mma that feeds it, so no branch on the lane).
-            auto masked = [&](int jj, int e) {
-                Expr m = row_of(e / 2);
-                Expr key = tile * BN + 8 * jj + 2 * t_of_lane + (e % 2);
-                Expr vis = st == 0 ? (key < P_b) && sem.visible_list(m, key) : (key < E_b) && sem.visible_extend(m, key);
-                if (!unified) vis = vis && (st == 0 ? sem.run_list : sem.run_extend);
-                Expr mask = st == 0 ? sem.mask_list(m, key) : sem.mask_extend(m, key);
-                Expr dot = tc.s[st](jj, lane, qt, h, b, tile)[e];
-                // Common case (plain_logits, which the schedule specialises): no mask bytes,
-                // no cap, no xai in the key loop.
-                vis = vis && (sem.plain_logits || mask);
-                Expr logit = select(sem.plain_logits, sem.plain_logit(dot, st == 0), sem.logit(dot, st == 0, m));
-                return logit * LOG2E + select(vis, 0.0f, Expr(2 * NEG));
-            };
+            // m_new = max(m, the tile's row max), alpha = 2^(m - m_new) per row half.
             Expr m_new[2], alpha[2];
             for (int hr = 0; hr < 2; hr++) {
-                std::vector<Expr> vals;
-                for (int jj = 0; jj < KN; jj++) {
-                    vals.push_back(masked(jj, 2 * hr));
-                    vals.push_back(masked(jj, 2 * hr + 1));
-                }
-                Expr mx = mma::tree_max(vals);
-                mx = max(mx, mma::shfl_xor(mx, 1));  // the quad (t = 0..3) holds the row's keys
-                mx = max(mx, mma::shfl_xor(mx, 2));
-                m_new[hr] = max(old[M0 + hr], mx);
+                m_new[hr] = max(old[M0 + hr], tc.tile_max[st](lane, qt, h, b, tile)[hr]);
                 alpha[hr] = mma::exp2_approx(old[M0 + hr] - m_new[hr]);
             }
-            auto p = [&](int jj, int e) { return mma::exp2_approx(masked(jj, e) - m_new[e / 2]); };
+            auto p = [&](int jj, int e) { return mma::exp2_approx(tc.logit[st](jj, lane, qt, h, b, tile)[e] - m_new[e / 2]); };
             std::vector<Expr> next(NS);
             for (int hr = 0; hr < 2; hr++) {
                 std::vector<Expr> terms{old[L0 + hr] * alpha[hr]};
@@ -809,7 +820,7 @@ private:
         Expr mf = select(*has_sinks, max(mx, sink), mx);
         Expr keep = select(mx == mf, 1.0f, mma::exp2_approx(mx - mf));
         Expr denf = den * keep + select(*has_sinks, mma::exp2_approx(sink - mf), 0.0f);
-        Expr accf = mux(16 * dq + 4 * wq + 2 * hr + jj, accs) * keep;  // constant index once unrolled
+        Expr accf = mma::tree_mux(16 * dq + 4 * wq + 2 * hr + jj, accs) * keep;  // constant index once unrolled
         Expr o_val = unified ? (accf / denf) * *v_scale : select(denf > 0.0f, accf / denf, 0.0f);
         // (log2 on the SFU: libdevice's logf branches on its argument, see sem.logit.)
         Expr log2_den = mma::log2_approx(denf);
@@ -843,7 +854,6 @@ private:
             l(ro[6], out_row(ro[3])) = fin(ro[0], ro[1], ro[2], ro[3], ro[4], ro[5], ro[6], ro[7])[1];
         }
         finish = fin;
-        plain_logits = sem.plain_logits;
     }
 
     // The chunk-level (tile-by-chunk overlap) predicates of stage 0 (prefix) or 1 (extend)

@@ -2,7 +2,8 @@
 # On the GPU machine (device tool), from the repository root, with gpu-bundle/ carried:
 #   scripts/gpu_run_attention.sh <commit> <out-dir> [bench-filter]
 # The attention subset of scripts/gpu_run.sh, for tensor-core work on a short device budget:
-# the tensor-core smoke test, the K7/K8 CUDA suites (gtest XML + log), compute-sanitizer
+# the tensor-core smoke test, the K7/K8 CUDA suites (gtest XML + log), the Python torch check
+# (with gpu-bundle/lib/liblivebound.so), compute-sanitizer
 # memcheck and racecheck over one accuracy case per tensor-core variant, and the attention
 # benchmark (JSON with date, GPU, driver, commit and command in its context).
 set -uo pipefail
@@ -16,8 +17,15 @@ for t in test_mma_tile_cuda test_extend_attention_cuda test_extend_attention_uni
     gpu-bundle/tests/$t --gtest_output="xml:$out/$t.xml" >"$out/$t.log" 2>&1
     echo "$t rc=$?" >>"$out/tests.txt"
 done
-# Sanitizers: the tensor-core kernels on a few accuracy cases (every stage, masks, GQA).
-sanitize_filter='Cases/CudaExtendAccuracy.*/uneven_causal:Cases/CudaExtendAccuracy.*/window_small:Cases/CudaExtendAccuracy.*/mask_causal:Cases/CudaExtendAccuracy.*/cuda_bf16_d256*:Cases/CudaExtendTwin.*'
+# The Python layer on torch CUDA tensors (K7/K8 reach the tensor-core kernels through it),
+# when the bundle has the shared library.
+if [[ -f gpu-bundle/lib/liblivebound.so ]]; then
+    python/run_gpu_check.sh "$PWD/gpu-bundle/lib/liblivebound.so" >"$out/python_torch_cuda.log" 2>&1
+    echo "python/run_gpu_check.sh rc=$?" >>"$out/tests.txt"
+fi
+# Sanitizers: the tensor-core kernels on a few accuracy cases (every stage, masks, GQA,
+# head dims 64 and 128, int32 indices).
+sanitize_filter='Cases/CudaExtendAccuracy.*/uneven_causal:Cases/CudaExtendAccuracy.*/window_small:Cases/CudaExtendAccuracy.*/mask_causal:Cases/CudaExtendAccuracy.*/bf16_d64_gqa4:Cases/CudaExtendAccuracy.*/fp16_d64_gqa8_cap_sinks:Cases/CudaExtendAccuracy.*/int32_contiguous_sinks:Cases/CudaExtendTwin.*'
 for tool in memcheck racecheck; do
     compute-sanitizer --tool "$tool" --print-limit 20 gpu-bundle/tests/test_extend_attention_cuda \
         --gtest_filter="$sanitize_filter" >"$out/sanitizer_$tool.log" 2>&1

@@ -64,24 +64,23 @@ endfunction()
 # tools/ptx_link.py (TENSOR_CORE). The runtime picks one before the SIMT variant of the same
 # facts when q/k/v have its layout (runtime/src/extend_attention.cpp, pair_view).
 # Key tile (block_n) and ptxas spill allowance per head dim, from ptxas -v of the K7 variant
-# (255 registers per thread, 128 threads per block):
+# (255 registers per thread, 128 threads per block; autotune/records/extend_attention.jsonl):
+#   head dim 64: 64 keys, 0 bytes (K7) and 28 (K8 bounded): allowed up to 64;
 #   head dim 128: 64 keys spill 5152 bytes (V fragments of the whole tile are 128 registers
-#   next to 64 of O); 32 keys spill 0 bytes (K7 bounded) to 28 (K7 full-width with LSE, K8):
-#   allowed up to 64;
-#   head dim 256: 16 keys, Q fragments re-read from L1 every key tile (O alone is 128
-#   registers); 164 bytes (K7 full-width), allowed up to 4096.
+#   next to 64 of O); 32 keys spill 0 bytes (K7 bounded) to 48 (K8 bounded): allowed up
+#   to 64;
+#   head dim 256 (not built, see below): 32 keys spilled 4504 bytes.
 set(_lb_k7_tc_table "")
 set(_lb_k8_tc_table "")
 function(_lb_tc_tiles d block_n_out spill_out)
     if (d GREATER 128)
-        set(${block_n_out} 16 PARENT_SCOPE)
-        set(${spill_out} 4096 PARENT_SCOPE)
+        message(FATAL_ERROR "extend_attention tensor cores: head dim ${d} has no tile choice (see above)")
     elseif (d GREATER 64)
         set(${block_n_out} 32 PARENT_SCOPE)
         set(${spill_out} 64 PARENT_SCOPE)
     else ()
         set(${block_n_out} 64 PARENT_SCOPE)
-        set(${spill_out} 0 PARENT_SCOPE)
+        set(${spill_out} 64 PARENT_SCOPE)
     endif ()
 endfunction()
 # The mma.sync a variant's PTX holds (ptx_link EXPECT_MMA): per key tile of bn keys, S = Q K^T
@@ -116,17 +115,22 @@ function(livebound_k8_tc form dt d idx)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 if ("cuda" IN_LIST LIVEBOUND_TARGETS)
+    # The SIMT set below, on tensor cores where it has a tensor-core form.
     foreach (lse IN ITEMS 1 0)
         livebound_k7_tc(bounded bf16 128 int64 ${lse})
         livebound_k7_tc(full bf16 128 int64 ${lse})
         livebound_k7_tc(bounded fp16 128 int64 ${lse})
+        livebound_k7_tc(bounded bf16 64 int64 ${lse})
+        livebound_k7_tc(bounded fp16 64 int64 ${lse})
     endforeach ()
-    # Head dim 256 is not built: the bounded variant's generator ran for over 30 minutes
-    # (2 cores) in Halide's TrimNoOps (and_condition_over_domain / solve_expression on the
-    # key-tile loop body) without finishing; the full-width twin took 8 (spills 164 bytes).
-    # Without the bounded form the twin cannot be built either (the twin suites compare them).
+    livebound_k7_tc(bounded bf16 128 int32 0)
+    # Head dim 256 is not built: a 16-row tile's O fragments (128 registers) and a key tile's
+    # V fragments do not fit next to each other (32-key tiles spilled 4504 bytes), and the
+    # generator runs for tens of minutes in bounds inference (docs/extend_attention.md).
     livebound_k8_tc(bounded bf16 128 int64)
     livebound_k8_tc(full bf16 128 int64)
+    livebound_k8_tc(bounded fp16 128 int64)
+    livebound_k8_tc(bounded bf16 64 int64)
 endif ()
 
 foreach (target IN LISTS LIVEBOUND_TARGETS)

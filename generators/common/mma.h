@@ -60,24 +60,21 @@ inline Halide::Expr exp2_approx(const Halide::Expr &x) {
 // it is selectable in Halide 21's LLVM; libdevice's logf branches on its argument).
 inline Halide::Expr log2_approx(const Halide::Expr &x) { return pure_call(Halide::Float(32), "lb_log2_approx", {x}); }
 
-// Halide 21's SplitTuples does not see a Tuple component read only inside a call's
-// arguments as a dependence, so an update could store component 0 before component 1 reads
-// its old value. A never-true test that reads every old component outside any call makes
-// it compute all new values first; LLVM folds the test away (the PTX target has no infs).
+// Halide 21's SplitTuples does not look inside a call's arguments for reads of the Tuple
+// being updated, so an update could store component 0 before an mma of component 1 reads
+// its old value. Component i's new value gets a never-true test on the old component
+// i + 1 (mod n), read outside any call: the chain puts every component into one cluster,
+// so SplitTuples computes all new values before the first store. LLVM folds the tests away
+// (nothing is below -inf; the PTX target has no infs). One small test per component: an
+// or-tree over all components in every value made bounds inference quadratic in the
+// Tuple's size (135 s of a head-dim-128 variant's generator; 50 s with the chain).
 inline std::vector<Halide::Expr> order_tuple_update(const std::vector<Halide::Expr> &next,
                                                     const std::vector<Halide::Expr> &old) {
-    using Halide::Expr;
-    const Expr minus_inf = Expr(-std::numeric_limits<float>::infinity());
-    std::vector<Expr> terms;
-    for (const Expr &o : old) terms.push_back(o < minus_inf);
-    while (terms.size() > 1) {  // a balanced tree: a long || chain overflows Halide's recursion
-        std::vector<Expr> level;
-        for (size_t i = 0; i + 1 < terms.size(); i += 2) level.push_back(terms[i] || terms[i + 1]);
-        if (terms.size() % 2) level.push_back(terms.back());
-        terms.swap(level);
+    const Halide::Expr minus_inf = Halide::Expr(-std::numeric_limits<float>::infinity());
+    std::vector<Halide::Expr> out;
+    for (size_t i = 0; i < next.size(); i++) {
+        out.push_back(Halide::select(old[(i + 1) % old.size()] < minus_inf, old[i], next[i]));
     }
-    std::vector<Expr> out;
-    for (size_t i = 0; i < next.size(); i++) out.push_back(Halide::select(terms[0], old[i], next[i]));
     return out;
 }
 
@@ -90,6 +87,16 @@ inline Halide::Expr tree_max(std::vector<Halide::Expr> v) {
         v.swap(level);
     }
     return v[0];
+}
+// values[index] for an index that is a constant once unrolled, as a balanced tree of
+// selects: a select chain (Halide's mux) makes bounds inference merge its branches' boxes
+// one by one under ever longer conditions (minutes per variant at 128 values).
+inline Halide::Expr tree_mux(const Halide::Expr &index, const std::vector<Halide::Expr> &values, size_t lo = 0,
+                             size_t hi = 0) {
+    if (hi == 0) hi = values.size();
+    if (hi - lo == 1) return values[lo];
+    const size_t mid = (lo + hi) / 2;
+    return Halide::select(index < int(mid), tree_mux(index, values, lo, mid), tree_mux(index, values, mid, hi));
 }
 inline Halide::Expr tree_sum(std::vector<Halide::Expr> v) {
     while (v.size() > 1) {

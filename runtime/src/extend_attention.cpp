@@ -111,30 +111,31 @@ halide_buffer_t *wrap_pairs(PipelineCall &call, const PairView &v, const char *n
     return call.wrap(v.flat, name, halide_type_t(halide_type_uint, 32, 1), 1, &dim);
 }
 
-// The extra arguments of a tensor-core call: the pipeline reads the q/k/v tensors through
-// flat pair views (replacing argv[1 .. n]: the tensors' SIMT wrappings), then takes their
-// row strides in 16-byte units, Hkv, the slot count and the common-case flag. Holds the
-// scalars the argv points to. false (nothing changed): some tensor has another layout.
+// The arguments of a tensor-core call: the q/k/v tensors as flat pair views, and after the
+// SIMT arguments their row strides in 16-byte units, Hkv, the slot count and the
+// common-case flag. Holds the scalars the argv points to.
 struct TensorCoreArgs {
     static constexpr int kMax = 5;
+    PairView views[kMax];
     int32_t row_strides[kMax] = {}, kv_heads = 0, slots = 0;
     bool plain_logits = false;
+    int n = 0;
 
-    bool append(PipelineCall &call, std::vector<void *> *argv, const lb_tensor *const *tensors, const char *const *names,
-                int n) {
-        PairView views[kMax];
+    // true: every tensor has the tensor-core layout (pair_view); false: run a SIMT variant.
+    bool take(const lb_tensor *const *tensors, int count) {
+        n = count;
         for (int i = 0; i < n; i++) {
             if (!pair_view(*tensors[i], &views[i])) return false;
-        }
-        for (int i = 0; i < n; i++) {
-            (*argv)[1 + i] = wrap_pairs(call, views[i], names[i]);
             row_strides[i] = views[i].row_stride_16b;
         }
+        return true;
+    }
+    halide_buffer_t *wrap(PipelineCall &call, int i, const char *name) const { return wrap_pairs(call, views[i], name); }
+    void append_scalars(std::vector<void *> *argv) {
         for (int i = 0; i < n; i++) argv->push_back(&row_strides[i]);
         argv->push_back(&kv_heads);
         argv->push_back(&slots);
         argv->push_back(&plain_logits);
-        return true;
     }
 };
 
@@ -417,11 +418,19 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
     const lb_tensor wko = use_wko && a.window_kv_offsets.shape[0] > 0 ? a.window_kv_offsets : scalar_view(LB_INT32);
 
-    halide_buffer_t *q = call.wrap_nd(a.q_extend, "q_extend");
-    halide_buffer_t *k = call.wrap_nd(a.k_extend, "k_extend");
-    halide_buffer_t *vv = call.wrap_nd(a.v_extend, "v_extend");
-    halide_buffer_t *kb = call.wrap_nd(k_buffer, "k_buffer");
-    halide_buffer_t *vb = call.wrap_nd(v_buffer, "v_buffer");
+    // A tensor-core variant when one is built and q/k/v have its layout: they are then
+    // passed as flat pair views, followed by their row strides, Hkv and the slot count.
+    const TensorCoreVariant *tcv =
+        on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse) : nullptr;
+    TensorCoreArgs tc;
+    const lb_tensor *qkv[5] = {&a.q_extend, &a.k_extend, &a.v_extend, &k_buffer, &v_buffer};
+    if (tcv && !tc.take(qkv, 5)) tcv = nullptr;
+    auto wrap_qkv = [&](int i, const char *name) { return tcv ? tc.wrap(call, i, name) : call.wrap_nd(*qkv[i], name); };
+    halide_buffer_t *q = wrap_qkv(0, "q_extend");
+    halide_buffer_t *k = wrap_qkv(1, "k_extend");
+    halide_buffer_t *vv = wrap_qkv(2, "v_extend");
+    halide_buffer_t *kb = wrap_qkv(3, "k_buffer");
+    halide_buffer_t *vb = wrap_qkv(4, "v_buffer");
     halide_buffer_t *qo = call.wrap_1d(a.qo_indptr, "qo_indptr", B + 1);
     halide_buffer_t *kvp = call.wrap_1d(a.kv_indptr, "kv_indptr", B + 1);
     halide_buffer_t *kvi = call.wrap_1d(kv_indices, "kv_indices", kv_indices.shape[0]);
@@ -439,18 +448,13 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     std::vector<void *> argv = {call.user_context(), q, k, vv, kb, vb, qo, kvp, kvi, sk, &has_sinks_arg, &causal, &window,
                                 &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, wk, &has_mask_arg,
                                 &skip_prefix_mask, &use_wko_arg, &xai_len, &skip_prefix, &skip_extend};
-    // A tensor-core variant when one is built and q/k/v have its layout (flat pair views
-    // instead of q..vb above, their row strides, Hkv and the slot count).
-    const TensorCoreVariant *tcv =
-        on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse) : nullptr;
-    TensorCoreArgs tc;
-    tc.kv_heads = static_cast<int32_t>(Hkv);
-    tc.slots = static_cast<int32_t>(k_buffer.shape[0]);
-    // The common case the tensor-core kernels specialise: no custom mask, cap or xai.
-    tc.plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);
-    const lb_tensor *qkv[5] = {&a.q_extend, &a.k_extend, &a.v_extend, &k_buffer, &v_buffer};
-    const char *qkv_names[5] = {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"};
-    if (tcv && !tc.append(call, &argv, qkv, qkv_names, 5)) tcv = nullptr;
+    if (tcv) {
+        tc.kv_heads = static_cast<int32_t>(Hkv);
+        tc.slots = static_cast<int32_t>(k_buffer.shape[0]);
+        // The common case the tensor-core kernels specialise: no custom mask, cap or xai.
+        tc.plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);
+        tc.append_scalars(&argv);
+    }
     argv.push_back(o);
     if (with_lse || !on_cuda) argv.push_back(call.wrap_nd(lse, "lse_extend"));
     call.run(tcv ? tcv->run : v->run, argv);
@@ -548,9 +552,16 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
 
     PipelineCall call(device);
-    halide_buffer_t *q = call.wrap_nd(a.q, "q");
-    halide_buffer_t *kb = call.wrap_nd(a.k_buffer, "k_buffer");
-    halide_buffer_t *vb = call.wrap_nd(a.v_buffer, "v_buffer");
+    // A tensor-core variant when one is built and q/k/v have its layout (as K7).
+    const TensorCoreVariant *tcv =
+        on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, false) : nullptr;
+    TensorCoreArgs tc;
+    const lb_tensor *qkv[3] = {&a.q, &a.k_buffer, &a.v_buffer};
+    if (tcv && !tc.take(qkv, 3)) tcv = nullptr;
+    auto wrap_qkv = [&](int i, const char *name) { return tcv ? tc.wrap(call, i, name) : call.wrap_nd(*qkv[i], name); };
+    halide_buffer_t *q = wrap_qkv(0, "q");
+    halide_buffer_t *kb = wrap_qkv(1, "k_buffer");
+    halide_buffer_t *vb = wrap_qkv(2, "v_buffer");
     halide_buffer_t *qo = call.wrap_1d(a.qo_indptr, "qo_indptr", B + 1);
     halide_buffer_t *kvp = call.wrap_1d(a.kv_indptr, "kv_indptr", B + 1);
     halide_buffer_t *kvi = call.wrap_1d(kv_indices, "kv_indices", kv_indices.shape[0]);
@@ -565,16 +576,12 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     float sm_scale = a.sm_scale, logit_cap = a.logit_cap, k_scale = a.k_scale, v_scale = a.v_scale;
     std::vector<void *> argv = {call.user_context(), q, kb, vb, qo, kvp, kvi, pl, sk, &has_sinks_arg, &causal, &window,
                                 &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, &has_mask_arg, &xai_len};
-    // A tensor-core variant when one is built and q/k/v have its layout (as K7).
-    const TensorCoreVariant *tcv =
-        on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, false) : nullptr;
-    TensorCoreArgs tc;
-    tc.kv_heads = static_cast<int32_t>(Hkv);
-    tc.slots = static_cast<int32_t>(num_slots);
-    tc.plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);  // (as K7)
-    const lb_tensor *qkv[3] = {&a.q, &a.k_buffer, &a.v_buffer};
-    const char *qkv_names[3] = {"q", "k_buffer", "v_buffer"};
-    if (tcv && !tc.append(call, &argv, qkv, qkv_names, 3)) tcv = nullptr;
+    if (tcv) {
+        tc.kv_heads = static_cast<int32_t>(Hkv);
+        tc.slots = static_cast<int32_t>(num_slots);
+        tc.plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);  // (as K7)
+        tc.append_scalars(&argv);
+    }
     argv.push_back(o);
     call.run(tcv ? tcv->run : v->run, argv);
 }

@@ -81,6 +81,20 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         sf.compute_at(s.state, rk.x).store_in(MemoryType::Register).unroll(s.nt);
         pin_to_lane(sf, {s.lane, s.qt, s.h, s.b, s.kt});
         sf.update().reorder(s.nt, rs.x, rs.y).unroll(s.nt).unroll(rs.x).unroll(rs.y);
+        //    The masked logits and the rows' tile maxima (quad shuffles) per key tile:
+        if (k.staged_logits) {
+            //  in registers, read by the update as values (its expressions stay small; the
+            //  logits specialised as the update is);
+            Func logit = s.logit[st], tile_max = s.tile_max[st];
+            logit.compute_at(s.state, rk.x).store_in(MemoryType::Register).unroll(s.nt).specialize(s.plain_logits);
+            pin_to_lane(logit, {s.lane, s.qt, s.h, s.b, s.kt});
+            tile_max.compute_at(s.state, rk.x).store_in(MemoryType::Register);
+            pin_to_lane(tile_max, {s.lane, s.qt, s.h, s.b, s.kt});
+        } else {
+            //  or inlined into the update.
+            s.logit[st].compute_inline();
+            s.tile_max[st].compute_inline();
+        }
         // 6. K fragments per 32-element chunk (4 pairs = one 16-byte load per n-tile), V
         //    fragments per key tile (all column blocks at once: D * BN / 64 registers, 64 at
         //    D = 128, BN = 32; BN = 64 spilled, see cmake/families/extend_attention.cmake).

@@ -63,6 +63,8 @@ struct TensorCoreStages {
     Halide::Func k[2] = {Halide::Func("k_frag_list"), Halide::Func("k_frag_extend")};  // (w, lane, nt, c, kt, h, b) b32
     Halide::Func v[2] = {Halide::Func("v_frag_list"), Halide::Func("v_frag_extend")};  // (w, lane, hf, ku, dq, kt, h, b) b32
     Halide::Func s[2] = {Halide::Func("s_list"), Halide::Func("s_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: S tile
+    Halide::Func logit[2] = {Halide::Func("logit_list"), Halide::Func("logit_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: masked logits, log2 units
+    Halide::Func tile_max[2] = {Halide::Func("tile_max_list"), Halide::Func("tile_max_extend")};  // (lane, qt, h, b, kt) Tuple: row g, g + 8 maxima
     Halide::Func state{"state_tc"};   // (lane, qt, h, b) Tuple: Lv/2 O fragment floats, m[2], l[2]
     Halide::Func row_sum{"row_sum"};  // (lane, qt, h, b) Tuple{l row g, l row g + 8}, quad-reduced
     Halide::Func lens;                // (b) the request's ranges
@@ -83,6 +85,14 @@ struct TensorCoreKnobs {
     // re-reading them from L1 every key tile was 15-60 % faster there).
     bool q_in_registers = true;
     static bool q_in_registers_for(int head_dim) { return head_dim <= 128; }
+    // The masked logits and tile maxima computed per key tile into registers (true) or
+    // inlined into the state update (false), where its expressions repeat them per use.
+    // Head dim 128 (autotune/records/extend_attention.jsonl): inlined, 126 s to generate and
+    // 8.4 SASS instructions per HMMA in the extend key loop, no spill; staged, 194 s, 9.3
+    // and 36 bytes spilled. Head dim 256: inlined, TrimNoOps ran over 30 minutes; staged,
+    // it takes a second (head dim 256 is not built for other reasons, see the records).
+    bool staged_logits = false;
+    static bool staged_logits_for(int head_dim) { return head_dim > 128; }
 };
 
 }  // namespace livebound::extend_attention

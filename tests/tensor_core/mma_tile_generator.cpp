@@ -24,35 +24,14 @@
 // Halide: the rows are split into tiles with a RoundUp tail); N = 8 * n_tiles is a compile-time fact (the state lives in registers).
 #include "Halide.h"
 #include "common/convergence_check.h"
+#include "common/mma.h"
 
-#include <limits>
 #include <vector>
 
 namespace livebound {
 namespace {
 
 using namespace Halide;
-using Halide::Internal::Call;
-
-// A call of one helper of mma_helpers.cu. PureExtern: the four "elem" calls of one tile
-// are then identical but for idx, and ptxas merges their mma into one HMMA.
-Expr helper_call(Type type, const char *name, const std::vector<Expr> &args) {
-    return Call::make(type, name, args, Call::PureExtern);
-}
-
-// Halide 21's SplitTuples sees no dependency on a Tuple component that is read only inside
-// a Call's arguments, so it may store the new components one by one, and a later mma of
-// the same update would read an already updated accumulator. A never-true test that reads
-// every old component outside any call forces all new values to be computed before the
-// first store; nothing is below -inf, so LLVM folds it away (same workaround as the probe).
-std::vector<Expr> with_tuple_update_guard(const std::vector<Expr> &next, const std::vector<Expr> &old) {
-    const Expr minus_infinity = Expr(-std::numeric_limits<float>::infinity());
-    Expr never = old[0] < minus_infinity;
-    for (size_t i = 1; i < old.size(); i++) never = never || old[i] < minus_infinity;
-    std::vector<Expr> guarded;
-    for (size_t i = 0; i < next.size(); i++) guarded.push_back(select(never, old[i], next[i]));
-    return guarded;
-}
 
 class MmaTile : public Generator<MmaTile> {
 public:
@@ -82,8 +61,7 @@ public:
 
     void generate() {
         const int N = 8 * n_tiles;
-        const char *mma_name = fp16 ? "lb_mma_f16_elem" : "lb_mma_bf16_elem";
-        const char *pack_name = fp16 ? "lb_pack_f16x2" : "lb_pack_bf16x2";
+        const Type element_type = fp16 ? Float(16) : BFloat(16);  // picks lb_mma_{f16,bf16}_elem, lb_pack_*x2
         Var col("col"), hm("hm"), t("t"), j("j"), g("g"), tile("tile"), r("r"), kstep("kstep");
         Expr K = pack_a ? a_floats->dim(0).extent() : 2 * a_pairs->dim(0).extent();
 
@@ -93,7 +71,7 @@ public:
         {
             Expr row = 16 * tile + g + 8 * (r % 2), pair = 8 * kstep + t + 4 * (r / 2);
             a_frag(r, t, g, tile, kstep) =
-                pack_a ? helper_call(UInt(32), pack_name, {(*a_floats)(2 * pair, row), (*a_floats)(2 * pair + 1, row)})
+                pack_a ? mma::pack_pair(element_type, (*a_floats)(2 * pair, row), (*a_floats)(2 * pair + 1, row))
                        : (*a_pairs)(pair, row);
         }
         // B fragment register r (0..1) for column tile j: B[n = 8j + g][k = 16 kk + 8r + 2t ..+1].
@@ -102,7 +80,7 @@ public:
             // Lane 4g + t loads B^T row k = 16 kk + 8r + g, columns n = 8j + 2t ..+1; the 8x8
             // transpose hands it B^T rows 16 kk + 8r + 2t ..+1 of column 8j + g.
             b_frag(r, t, g, j, kstep) =
-                helper_call(UInt(32), "lb_movmatrix_trans", {(*b_pairs)(4 * j + t, 16 * kstep + 8 * r + g)});
+                mma::movmatrix_trans((*b_pairs)(4 * j + t, 16 * kstep + 8 * r + g));
         } else {
             b_frag(r, t, g, j, kstep) = (*b_pairs)(8 * kstep + t + 4 * r, 8 * j + g);
         }
@@ -113,15 +91,13 @@ public:
         acc(j, t, g, tile) = Tuple(0.0f, 0.0f, 0.0f, 0.0f);
         RDom kk(0, K / 16, "kk");
         if (lane_dependent_bound) kk.where(kk <= g);
-        std::vector<Expr> old, a, b, next;
+        std::vector<Expr> old, a, b;
         for (int e = 0; e < 4; e++) old.push_back(acc(j, t, g, tile)[e]);
         for (int i = 0; i < 4; i++) a.push_back(a_frag(i, t, g, tile, kk));
         for (int i = 0; i < 2; i++) b.push_back(b_frag(i, t, g, j, kk));
-        for (int e = 0; e < 4; e++) {
-            next.push_back(helper_call(Float(32), mma_name,
-                                       {a[0], a[1], a[2], a[3], b[0], b[1], old[0], old[1], old[2], old[3], e}));
-        }
-        acc(j, t, g, tile) = Tuple(with_tuple_update_guard(next, old));
+        std::vector<Expr> next = mma::mma_16816(element_type, a, b, old);
+        // (common/mma.h: Halide 21's SplitTuples misses reads inside call arguments.)
+        acc(j, t, g, tile) = Tuple(mma::order_tuple_update(next, old));
 
         // C[8 hm + g][8 j + col]: tile = hm / 2, h = hm % 2 (upper rows), t = col / 2, q = col % 2;
         // element 2h + q of the lane's fragment.
