@@ -91,6 +91,9 @@ public:
     // its Q fragments in registers across the key loop (-1: the schedule's choice by head dim).
     GeneratorParam<int> tc_warps{"tc_warps", extend_attention::TensorCoreKnobs{}.warps};
     GeneratorParam<int> tc_q_in_registers{"tc_q_in_registers", -1};
+    // Warps per 16-row q tile, each owning Lv / tc_o_split columns of O (0: the schedule's
+    // choice by head dim, TensorCoreKnobs::o_split_for). Part of the fragment coordinates.
+    GeneratorParam<int> tc_o_split{"tc_o_split", 0};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -529,7 +532,8 @@ public:
             if (with_lse) tc.lse = *lse;
             tc.num_stages = unified ? 1 : 2;
             tc.w = w, tc.rr = rr, tc.c = c, tc.nt = nt, tc.lane = lane, tc.hf = hf, tc.ku = ku, tc.dq = dq;
-            tc.kt = kt, tc.qt = qt, tc.h = h, tc.b = b;
+            tc.kt = kt, tc.qt = qt, tc.h = h, tc.b = b, tc.os = os;
+            tc.o_split = o_split();
             tc.lens = lens;
             tc.plain_logits = *plain_logits_in;
             tc.ro = ro;
@@ -601,8 +605,9 @@ private:
     // Tensor-core fragment coordinates: w = pair within a lane's 16-byte load, rr / hr = row
     // half (rows g, g + 8), c = 32-element chunk of the head dim, nt = 8-key n-tile, kt = key
     // tile, hf / ku = key half / 16-key step of V, wq / jj = n-tile in a 32-column block /
-    // column in a pair of the O fragment (t and g as above: lane = 4g + t).
-    Var w{"w"}, rr{"rr"}, c{"c"}, nt{"nt"}, kt{"kt"}, hf{"hf"}, ku{"ku"}, wq{"wq"}, hr{"hr"}, jj{"jj"};
+    // column in a pair of the O fragment, os = the warp's part of O (t and g as above:
+    // lane = 4g + t).
+    Var w{"w"}, rr{"rr"}, c{"c"}, nt{"nt"}, kt{"kt"}, hf{"hf"}, ku{"ku"}, wq{"wq"}, hr{"hr"}, jj{"jj"}, os{"os"};
     extend_attention::TensorCoreStages tc;
 
     // Attention's semantics as functions of a row m of request b and a key, shared by the
@@ -645,7 +650,11 @@ private:
                             const Expr &num_indices, const Expr &B, const Expr &num_q_tiles, const Expr &W_eff,
                             const Expr &U, const Expr &kvh) {
         const int D = head_dim_qk, BN = block_n, KN = BN / 8, NC = D / 32;
+        // O split: OS warps per q tile, warp part os owning O columns [os DS, (os + 1) DS)
+        // (NCO 32-column chunks); each computes the tile's S itself.
+        const int OS = o_split(), DS = D / OS, NCO = DS / 32;
         if (head_dim_v != D || D % 32 != 0) throw std::invalid_argument("extend_attention tensor_core: Lq == Lv, a multiple of 32");
+        if (DS % 32 != 0) throw std::invalid_argument("extend_attention tensor_core: Lv / tc_o_split a multiple of 32");
         if (block_m != 16 || BN % 16 != 0) throw std::invalid_argument("extend_attention tensor_core: block_m 16, block_n a multiple of 16");
         const Type et = dtype;
         const float NEG = -1e30f;                      // finite sentinels: the PTX target has no infs
@@ -688,7 +697,7 @@ private:
             // V: pairs 16dq + 4t + w (head-dim columns 32dq + 8t + 2w, +1) of key 16ku + 8hf + g;
             // movmatrix turns them into the B operand (pairs along keys) below.
             Expr v_row = st == 0 ? Expr(tc.slot(2 * ku + hf, lane, kt, b)) : substitute(nt.name(), 2 * ku + hf, ext_row);
-            tc.v[st](w, lane, hf, ku, dq, kt, h, b) = pair_at(vin, 16 * dq + 4 * t_of_lane + w, kvh, v_row);
+            tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) = pair_at(vin, 16 * (dq + NCO * os) + 4 * t_of_lane + w, kvh, v_row);
             // S tile: n-tile nt, the C fragment {row g: keys 2t, 2t+1; row g+8: the same}.
             Func s = tc.s[st];
             tc.rs[st] = RDom(0, 2, 0, NC, st == 0 ? "rs_list" : "rs_extend");  // x = mma step in chunk y
@@ -747,17 +756,18 @@ private:
             tc.tile_max[st](lane, qt, h, b, kt) = Tuple(row_max);
         }
 
-        // The per-lane state: O fragments (n-tile nd = 4dq + wq: 4 floats at 4nd), then the
-        // running max m (log2 units) and the lane's partial row sum l of rows g and g + 8.
-        const int NS = D / 2 + 4, M0 = D / 2, L0 = D / 2 + 2;
+        // The per-lane state of O part os: its O fragments (n-tile nd = 4dq + wq of the part:
+        // 4 floats at 4nd), then the running max m (log2 units) and the lane's partial row
+        // sum l of rows g and g + 8.
+        const int NS = DS / 2 + 4, M0 = DS / 2, L0 = DS / 2 + 2;
         std::vector<Expr> init(NS, Expr(0.0f));
         init[M0] = init[M0 + 1] = Expr(NEG);
-        tc.state(lane, qt, h, b) = Tuple(init);
+        tc.state(lane, os, qt, h, b) = Tuple(init);
         for (int st = 0; st < num_stages; st++) {
             const RDom &rk = tc.rk[st];
             Expr tile = rk.x;
             std::vector<Expr> old;
-            for (int i = 0; i < NS; i++) old.push_back(tc.state(lane, qt, h, b)[i]);
+            for (int i = 0; i < NS; i++) old.push_back(tc.state(lane, os, qt, h, b)[i]);
             // m_new = max(m, the tile's row max), alpha = 2^(m - m_new) per row half.
             Expr m_new[2], alpha[2];
             for (int hr = 0; hr < 2; hr++) {
@@ -777,7 +787,7 @@ private:
             }
             // K7 scales the cache values by v_scale: applied to P (O += (P v_scale) V).
             auto p_of_v = [&](int jj, int e) { return (st == 0 && !unified) ? p(jj, e) * *v_scale : p(jj, e); };
-            for (int dqi = 0; dqi < NC; dqi++) {
+            for (int dqi = 0; dqi < NCO; dqi++) {
                 for (int wq = 0; wq < 4; wq++) {
                     const int nd = 4 * dqi + wq;
                     std::vector<Expr> acc{old[4 * nd] * alpha[0], old[4 * nd + 1] * alpha[0], old[4 * nd + 2] * alpha[1],
@@ -788,14 +798,14 @@ private:
                                             mma::pack_pair(et, p_of_v(2 * ui, 2), p_of_v(2 * ui, 3)),
                                             mma::pack_pair(et, p_of_v(2 * ui + 1, 0), p_of_v(2 * ui + 1, 1)),
                                             mma::pack_pair(et, p_of_v(2 * ui + 1, 2), p_of_v(2 * ui + 1, 3))};
-                        std::vector<Expr> bv{mma::movmatrix_trans(tc.v[st](wq, lane, 0, ui, dqi, tile, h, b)),
-                                             mma::movmatrix_trans(tc.v[st](wq, lane, 1, ui, dqi, tile, h, b))};
+                        std::vector<Expr> bv{mma::movmatrix_trans(tc.v[st](wq, lane, 0, ui, dqi, os, tile, h, b)),
+                                             mma::movmatrix_trans(tc.v[st](wq, lane, 1, ui, dqi, os, tile, h, b))};
                         acc = mma::mma_16816(et, a, bv, acc);
                     }
                     for (int e = 0; e < 4; e++) next[4 * nd + e] = acc[e];
                 }
             }
-            tc.state(lane, qt, h, b) = Tuple(mma::order_tuple_update(next, old));
+            tc.state(lane, os, qt, h, b) = Tuple(mma::order_tuple_update(next, old));
         }
 
         // The rows' sums: the quad's partial sums added (shuffles), computed by all lanes
@@ -803,19 +813,19 @@ private:
         {
             Expr l[2];
             for (int hr = 0; hr < 2; hr++) {
-                Expr v = tc.state(lane, qt, h, b)[L0 + hr];
+                Expr v = tc.state(lane, os, qt, h, b)[L0 + hr];
                 v = v + mma::shfl_xor(v, 1);
                 l[hr] = v + mma::shfl_xor(v, 2);
             }
-            tc.row_sum(lane, qt, h, b) = Tuple(l[0], l[1]);
+            tc.row_sum(lane, os, qt, h, b) = Tuple(l[0], l[1]);
         }
 
         // ---- finish (as the CPU's, in log2 units): sinks, normalise; K7 empty rows -> 0 /
         //      -inf, K8 (acc / den) * v_scale ----
         std::vector<Expr> accs;
-        for (int i = 0; i < D / 2; i++) accs.push_back(tc.state(lane, qt, h, b)[i]);
-        Expr mx = select(hr == 0, tc.state(lane, qt, h, b)[M0], tc.state(lane, qt, h, b)[M0 + 1]);
-        Expr den = select(hr == 0, tc.row_sum(lane, qt, h, b)[0], tc.row_sum(lane, qt, h, b)[1]);
+        for (int i = 0; i < DS / 2; i++) accs.push_back(tc.state(lane, os, qt, h, b)[i]);
+        Expr mx = select(hr == 0, tc.state(lane, os, qt, h, b)[M0], tc.state(lane, os, qt, h, b)[M0 + 1]);
+        Expr den = select(hr == 0, tc.row_sum(lane, os, qt, h, b)[0], tc.row_sum(lane, os, qt, h, b)[1]);
         Expr sink = (*sinks)(clamp(h, 0, sinks->dim(0).extent() - 1)) * LOG2E;
         Expr mf = select(*has_sinks, max(mx, sink), mx);
         Expr keep = select(mx == mf, 1.0f, mma::exp2_approx(mx - mf));
@@ -826,32 +836,39 @@ private:
         Expr log2_den = mma::log2_approx(denf);
         Expr lse_val = select(denf > 0.0f, (log2_den + mf) * (1.0f / LOG2E), Expr(-std::numeric_limits<float>::infinity()));
         Func fin("finish_tc");
-        fin(jj, wq, dq, hr, lane, qt, h, b) = Tuple(o_val, lse_val);
+        fin(jj, wq, dq, hr, lane, os, qt, h, b) = Tuple(o_val, lse_val);
 
-        // ---- outputs: lane (g, t) writes head-dim columns 32dq + 8t + 2wq + jj of its rows
-        //      g + 8hr; only warp-uniform predicates (a live tile; the twin: a live request). ----
-        // ro = (jj, wq, dq, hr, lane, qt, h, b); the lane is one RVar (t = lane % 4, g = lane / 4)
-        // so that the o and lse scatters share their loops down to it (compute_with).
-        ro = RDom({{0, 2}, {0, 4}, {0, NC}, {0, 2}, {0, 32}, {0, num_q_tiles}, {0, Hq}, {0, B}}, "ro");
-        Expr E_r = lens(ro[7])[1];
-        ro.where(bounded ? ro[5] * 16 < E_r : E_r > 0);
+        // ---- outputs: lane (g, t) of O part os writes head-dim columns 32(dq + NCO os) +
+        //      8t + 2wq + jj of its rows g + 8hr; only warp-uniform predicates (a live tile;
+        //      the twin: a live request). ----
+        // ro = (jj, wq, dq, hr, lane, [os,] qt, h, b) (the O part only when OS > 1); the lane
+        // is one RVar (t = lane % 4, g = lane / 4) so that the o and lse scatters share their
+        // loops down to it (compute_with).
+        Region ro_dims = {{0, 2}, {0, 4}, {0, NCO}, {0, 2}, {0, 32}};
+        if (OS > 1) ro_dims.push_back({0, OS});
+        for (const Range &r : Region{{0, num_q_tiles}, {0, Hq}, {0, B}}) ro_dims.push_back(r);
+        ro = RDom(ro_dims, "ro");
+        const int X = OS > 1 ? 1 : 0;  // position shift of qt, h, b
+        Expr os_r = OS > 1 ? Expr(ro[5]) : Expr(0), qt_r = ro[5 + X], h_r = ro[6 + X], b_r = ro[7 + X];
+        Expr E_r = lens(b_r)[1];
+        ro.where(bounded ? qt_r * 16 < E_r : E_r > 0);
         Expr t_r = ro[4] % 4, g_r = ro[4] / 4;  // (index arithmetic of the stores only)
         auto out_row = [&](const Expr &hrr) {
-            Expr m = clamp(ro[5] * 16 + 8 * hrr + g_r, 0, max(E_r - 1, 0));
-            return clamp(lens(ro[7])[0] + m, 0, T - 1);
+            Expr m = clamp(qt_r * 16 + 8 * hrr + g_r, 0, max(E_r - 1, 0));
+            return clamp(lens(b_r)[0] + m, 0, T - 1);
         };
-        Expr fin_r = fin(ro[0], ro[1], ro[2], ro[3], ro[4], ro[5], ro[6], ro[7])[0];
+        Expr fin_r = fin(ro[0], ro[1], ro[2], ro[3], ro[4], os_r, qt_r, h_r, b_r)[0];
         Func o = *o_extend;
         o(d, h, t) = undef(Type(dtype));
-        o(32 * ro[2] + 8 * t_r + 2 * ro[1] + ro[0], ro[6], out_row(ro[3])) = narrow_from_float(Type(dtype), fin_r);
+        o(32 * (ro[2] + NCO * os_r) + 8 * t_r + 2 * ro[1] + ro[0], h_r, out_row(ro[3])) = narrow_from_float(Type(dtype), fin_r);
         if (with_lse) {
             // Over the same RDom as o, so that the schedule can fuse the two scatters at the
-            // lane (compute_with): every lane of the quad writes its rows' (identical) LSE,
-            // once per column it wrote of o (the stores repeat the same value; they run
-            // once per q tile, after the key loops).
+            // lane (compute_with): every lane of the quad (and every O part) writes its rows'
+            // (identical) LSE, once per column it wrote of o (the stores repeat the same
+            // value; they run once per q tile, after the key loops).
             Func l = *lse;
             l(h, t) = undef<float>();
-            l(ro[6], out_row(ro[3])) = fin(ro[0], ro[1], ro[2], ro[3], ro[4], ro[5], ro[6], ro[7])[1];
+            l(h_r, out_row(ro[3])) = fin(ro[0], ro[1], ro[2], ro[3], ro[4], os_r, qt_r, h_r, b_r)[1];
         }
         finish = fin;
     }
@@ -906,6 +923,13 @@ private:
         // stage 0 only.
         cnt(0, qt, h, b) += 1 + cp.x * 0;
         if (!unified) cnt(1, qt, h, b) += 1 + ce.x * 0;
+    }
+
+    // Tensor cores: warps per q tile (the knob tc_o_split, 0 = the schedule's choice).
+    int o_split() const {
+        const int parts = tc_o_split > 0 ? int(tc_o_split) : extend_attention::TensorCoreKnobs::o_split_for(head_dim_v);
+        if (parts < 1 || head_dim_v % parts != 0) throw std::invalid_argument("extend_attention: tc_o_split must divide head_dim_v");
+        return parts;
     }
 
     // Head-dim elements per softmax state: the knob acc_group, 0 = the target schedule's

@@ -69,12 +69,15 @@ endfunction()
 #   head dim 128: 64 keys spill 5152 bytes (V fragments of the whole tile are 128 registers
 #   next to 64 of O); 32 keys spill 0 bytes (K7 bounded) to 48 (K8 bounded): allowed up
 #   to 64;
-#   head dim 256 (not built, see below): 32 keys spilled 4504 bytes.
+#   head dim 256: one warp per q tile spilled 4504 bytes at 32 keys (O alone is 128
+#   registers); with O split over two warps (TensorCoreKnobs::o_split_for) 32 keys spill 64
+#   bytes (K7 bounded, no LSE): allowed up to 64.
 set(_lb_k7_tc_table "")
 set(_lb_k8_tc_table "")
 function(_lb_tc_tiles d block_n_out spill_out)
     if (d GREATER 128)
-        message(FATAL_ERROR "extend_attention tensor cores: head dim ${d} has no tile choice (see above)")
+        set(${block_n_out} 32 PARENT_SCOPE)
+        set(${spill_out} 64 PARENT_SCOPE)
     elseif (d GREATER 64)
         set(${block_n_out} 32 PARENT_SCOPE)
         set(${spill_out} 64 PARENT_SCOPE)
@@ -84,10 +87,15 @@ function(_lb_tc_tiles d block_n_out spill_out)
     endif ()
 endfunction()
 # The mma.sync a variant's PTX holds (ptx_link EXPECT_MMA): per key tile of bn keys, S = Q K^T
-# takes bn/8 x d/16 m16n8k16 steps and O += P V d/8 x bn/16, each 4 "elem" helper calls; the
+# takes bn/8 x d/16 m16n8k16 steps and O += P V (d/o_split)/8 x bn/16 (a warp's part of O,
+# TensorCoreKnobs::o_split_for: 2 above head dim 128), each 4 "elem" helper calls; the
 # key-tile body appears once per stage and twice per stage (the common-case specialisation).
 function(_lb_tc_expected_mma d bn stages out)
-    math(EXPR per_tile "4 * ((${bn} / 8) * (${d} / 16) + (${d} / 8) * (${bn} / 16))")
+    set(ds ${d})
+    if (d GREATER 128)
+        math(EXPR ds "${d} / 2")
+    endif ()
+    math(EXPR per_tile "4 * ((${bn} / 8) * (${d} / 16) + (${ds} / 8) * (${bn} / 16))")
     math(EXPR total "${per_tile} * ${stages} * 2")
     set(${out} ${total} PARENT_SCOPE)
 endfunction()
@@ -124,9 +132,10 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
         livebound_k7_tc(bounded fp16 64 int64 ${lse})
     endforeach ()
     livebound_k7_tc(bounded bf16 128 int32 0)
-    # Head dim 256 is not built: a 16-row tile's O fragments (128 registers) and a key tile's
-    # V fragments do not fit next to each other (32-key tiles spilled 4504 bytes), and the
-    # generator runs for tens of minutes in bounds inference (docs/extend_attention.md).
+    # Head dim 256 (bf16, as the SIMT set): O split over two warps per q tile.
+    livebound_k7_tc(bounded bf16 256 int64 1)
+    livebound_k7_tc(bounded bf16 256 int64 0)
+    livebound_k7_tc(full bf16 256 int64 0)
     livebound_k8_tc(bounded bf16 128 int64)
     livebound_k8_tc(full bf16 128 int64)
     livebound_k8_tc(bounded fp16 128 int64)

@@ -1,7 +1,8 @@
 // K7 and K8 on CUDA tensor cores (the generator's define_tensor_core). Decisions, each with
 // its reason (design and probe measurements: ../shared/reference/tensorize-halide21.md):
 //
-// Structure: one warp per 16-row q tile, `warps` q tiles of one head per block. A lane's
+// Structure: one warp per 16-row q tile and part of O (o_split parts, stages.h; the RDom's
+// warp tile is o_split qt + os), `warps` warp tiles of one head per block. A lane's
 // state (its O fragments, row max and partial row sums) lives in registers for the whole
 // key loop, whose tiles are the state updates' RDoms *inside* the lane loop: no shared
 // memory, no barrier, so Halide keeps the accumulators in registers and TrimNoOps trims the
@@ -28,20 +29,27 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
     s.lens.compute_inline();
 
     // 2. The o scatter: blocks over (q-tile group, head, request), threads (lane, warp):
-    //    thread_id_x spans exactly the 32 lanes (t, g), thread_id_y the warps, so every
+    //    thread_id_x spans exactly the 32 lanes (t, g), thread_id_y the warps (warp tiles), so every
     //    predicate on the q tile is warp-uniform. The output elements of a lane (its rows
     //    g, g + 8, its columns of each n-tile) unrolled: the state's components are then
     //    addressed by constants. Rows of different requests are disjoint and tail rows are
     //    written by lanes that computed identical bits, hence allow_race_conditions.
-    //    ro = (jj, wq, dq, hr, lane, qt, h, b).
+    //    ro = (jj, wq, dq, hr, lane, [os,] qt, h, b). With O split over o_split warps per q
+    //    tile (head dim 256) the part os is the middle thread dimension, and a block holds
+    //    warps / o_split q tiles (still `warps` warps).
     const RDom &ro = s.ro;
+    const int X = s.o_split > 1 ? 1 : 0;
     RVar lane = ro[4], qto("qto"), qti("qti");
     auto scatter = [&](Stage st) {
-        st.split(ro[5], qto, qti, k.warps, TailStrategy::GuardWithIf)
+        st.split(ro[5 + X], qto, qti, std::max(k.warps / s.o_split, 1), TailStrategy::GuardWithIf)
             .allow_race_conditions()
-            .gpu_blocks(qto, ro[6], ro[7])
-            .gpu_threads(lane, qti)
-            .unroll(ro[0])
+            .gpu_blocks(qto, ro[6 + X], ro[7 + X]);
+        if (X) {
+            st.gpu_threads(lane, ro[5], qti);
+        } else {
+            st.gpu_threads(lane, qti);
+        }
+        st.unroll(ro[0])
             .unroll(ro[1])
             .unroll(ro[2])
             .unroll(ro[3])
@@ -108,7 +116,7 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
             .unroll(s.hf)
             .unroll(s.ku)
             .unroll(s.dq);
-        pin_to_lane(s.v[st], {s.lane, s.h, s.b, s.kt});
+        pin_to_lane(s.v[st], {s.lane, s.os, s.h, s.b, s.kt});
         // 7. Q fragments re-read (16-byte loads, L1) per chunk of every key tile when they
         //    do not stay in registers.
         if (!k.q_in_registers) {
@@ -124,8 +132,8 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         s.q.compute_at(s.out, lane).store_in(MemoryType::Register).bound(s.w, 0, 4).vectorize(s.w).unroll(s.rr).unroll(s.c);
         pin_to_lane(s.q, {s.lane, s.qt, s.h, s.b});
     }
-    pin_to_lane(s.state, {s.lane, s.qt, s.h, s.b});
-    pin_to_lane(s.row_sum, {s.lane, s.qt, s.h, s.b});
+    pin_to_lane(s.state, {s.lane, s.os, s.qt, s.h, s.b});
+    pin_to_lane(s.row_sum, {s.lane, s.os, s.qt, s.h, s.b});
 }
 
 }  // namespace livebound::extend_attention

@@ -61,20 +61,21 @@ struct TensorCoreStages {
     Halide::Func q{"q_frag"};         // (w, rr, lane, c, qt, h, b) b32: Q pairs 16c + 4t + w of the lane's row rr
     Halide::Func slot{"kv_slot"};     // (nt, lane, kt, b) int32: cache slot of list key 8nt + g of key tile kt
     Halide::Func k[2] = {Halide::Func("k_frag_list"), Halide::Func("k_frag_extend")};  // (w, lane, nt, c, kt, h, b) b32
-    Halide::Func v[2] = {Halide::Func("v_frag_list"), Halide::Func("v_frag_extend")};  // (w, lane, hf, ku, dq, kt, h, b) b32
+    Halide::Func v[2] = {Halide::Func("v_frag_list"), Halide::Func("v_frag_extend")};  // (w, lane, hf, ku, dq, os, kt, h, b) b32
     Halide::Func s[2] = {Halide::Func("s_list"), Halide::Func("s_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: S tile
     Halide::Func logit[2] = {Halide::Func("logit_list"), Halide::Func("logit_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: masked logits, log2 units
     Halide::Func tile_max[2] = {Halide::Func("tile_max_list"), Halide::Func("tile_max_extend")};  // (lane, qt, h, b, kt) Tuple: row g, g + 8 maxima
-    Halide::Func state{"state_tc"};   // (lane, qt, h, b) Tuple: Lv/2 O fragment floats, m[2], l[2]
-    Halide::Func row_sum{"row_sum"};  // (lane, qt, h, b) Tuple{l row g, l row g + 8}, quad-reduced
+    Halide::Func state{"state_tc"};   // (lane, os, qt, h, b) Tuple: Lv/(2 o_split) O fragment floats, m[2], l[2]
+    Halide::Func row_sum{"row_sum"};  // (lane, os, qt, h, b) Tuple{l row g, l row g + 8}, quad-reduced
     Halide::Func lens;                // (b) the request's ranges
     Halide::Func out, lse;            // o_extend, lse (undef + scatter)
     Halide::RDom rk[2];               // key tiles of stage 0 (list) / 1 (extend)
     Halide::RDom rs[2];               // S tile: x = mma step in a chunk, y = chunk
-    Halide::RDom ro;                  // o and lse scatters: (jj, wq, dq, hr, lane, qt, h, b)
+    Halide::RDom ro;                  // o and lse scatters: (jj, wq, dq, hr, lane, [os,] qt, h, b)
+    int o_split = 1;                  // warps per q tile (TensorCoreKnobs::o_split_for); os in ro when > 1
     int num_stages = 2;
     Halide::Expr plain_logits;        // no custom mask, cap or xai (a runtime condition)
-    Halide::Var w, rr, c, nt, lane, hf, ku, dq, kt, qt, h, b;
+    Halide::Var w, rr, c, nt, lane, hf, ku, dq, kt, qt, h, b, os;
 };
 
 // Tensor-core schedule knobs (values: ../shared/reference/tensorize-halide21.md, H200).
@@ -90,8 +91,13 @@ struct TensorCoreKnobs {
     // Head dim 128 (autotune/records/extend_attention.jsonl): inlined, 126 s to generate and
     // 8.4 SASS instructions per HMMA in the extend key loop, no spill; staged, 194 s, 9.3
     // and 36 bytes spilled. Head dim 256: inlined, TrimNoOps ran over 30 minutes; staged,
-    // it takes a second (head dim 256 is not built for other reasons, see the records).
+    // it takes a second (the whole variant about 3 minutes with o_split 2).
     bool staged_logits = false;
+    // Warps per 16-row q tile (a GeneratorParam of the formulation, tc_o_split): each owns
+    // Lv / o_split columns of O and computes the tile's S itself (Q K^T o_split times). At
+    // head dim 256 one warp cannot hold O (128 registers) and a key tile's V fragments:
+    // 32-key tiles spilled 4504 bytes; split in two, the registers are head dim 128's.
+    static int o_split_for(int head_dim_v) { return head_dim_v > 128 ? 2 : 1; }
     static bool staged_logits_for(int head_dim) { return head_dim > 128; }
 };
 
