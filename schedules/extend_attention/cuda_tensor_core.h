@@ -1,8 +1,8 @@
 // K7 and K8 on CUDA tensor cores (the generator's define_tensor_core). Decisions, each with
 // its reason (design and probe measurements: ../shared/reference/tensorize-halide21.md):
 //
-// Structure: one warp per 16-row q tile and part of O (o_split parts, stages.h; the RDom's
-// warp tile is o_split qt + os), `warps` warp tiles of one head per block. A lane's
+// Structure: one warp per 16-row q tile and part of O (o_split parts, stages.h: 1, or 2 at
+// head dim 256), `warps` warps of one head per block. A lane's
 // state (its O fragments, row max and partial row sums) lives in registers for the whole
 // key loop, whose tiles are the state updates' RDoms *inside* the lane loop: no shared
 // memory, no barrier, so Halide keeps the accumulators in registers and TrimNoOps trims the
@@ -29,7 +29,8 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
     s.lens.compute_inline();
 
     // 2. The o scatter: blocks over (q-tile group, head, request), threads (lane, warp):
-    //    thread_id_x spans exactly the 32 lanes (t, g), thread_id_y the warps (warp tiles), so every
+    //    thread_id_x spans exactly the 32 lanes (t, g), thread_id_y the warps (q tiles; the
+    //    O part, and thread_id_z the q tiles, when O is split), so every
     //    predicate on the q tile is warp-uniform. The output elements of a lane (its rows
     //    g, g + 8, its columns of each n-tile) unrolled: the state's components are then
     //    addressed by constants. Rows of different requests are disjoint and tail rows are
