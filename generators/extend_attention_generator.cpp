@@ -29,10 +29,11 @@
 // and #34462 did, and a masked element leaves the state exactly as it was (select), so the
 // two forms agree bit for bit.
 //
-// `count_tiles=true` builds a CPU-only instrumented variant: instead of attention it outputs
-// counts(stage, qt, h, b) = number of key chunks whose chunk-level predicates hold, over
-// chunk RDoms built by the same code (chunk_predicates below) as the real ones, so the
-// tests can compare it with the ideal count (chunks holding a visible element).
+// The request ranges, the window/causal limits and the chunk-level predicates live in
+// common/extend_attention_tiles.h, shared with the test-only chunk counter
+// (tests/extend_attention/tile_count_generator.cpp). K7's and K8's differences are stated
+// once, side by side (k7_semantics, k8_semantics); the CPU/SIMT formulation (generate())
+// and the tensor-core one (define_tensor_core) read them from `sem` alone.
 //
 // Halide dimension order is innermost first: q_extend(d, h, t) is torch [T, Hq, Lq].
 #include <cmath>
@@ -44,6 +45,7 @@
 
 #include "Halide.h"
 #include "common/convergence_check.h"
+#include "common/extend_attention_tiles.h"
 #include "common/half_float.h"
 #include "common/mma.h"
 
@@ -55,6 +57,14 @@ namespace livebound {
 namespace {
 
 using namespace Halide;
+using extend_attention::IndexRead;
+using extend_attention::Limits;
+using extend_attention::RequestRanges;
+using extend_attention::TileShape;
+using extend_attention::chunk_predicates;
+using extend_attention::request_ranges;
+using extend_attention::stored_ranges;
+using extend_attention::window_limits;
 
 class ExtendAttention : public Generator<ExtendAttention> {
 public:
@@ -75,8 +85,6 @@ public:
     // request b's unified key list kv_indices[kv_indptr[b] ..], N_b = P_b + E_b cache
     // slots (prefix then extend), prefix_lens[b] = P_b; no k/v_extend, no LSE.
     GeneratorParam<bool> unified{"unified", false};
-    // true: the instrumented chunk counter instead of attention (CPU only).
-    GeneratorParam<bool> count_tiles{"count_tiles", false};
     // BLOCK_M / BLOCK_N: query rows per tile, keys per chunk.
     GeneratorParam<int> block_m{"block_m", extend_attention::Knobs{}.block_m};
     GeneratorParam<int> block_n{"block_n", extend_attention::Knobs{}.block_n};
@@ -91,9 +99,10 @@ public:
     // its Q fragments in registers across the key loop (-1: the schedule's choice by head dim).
     GeneratorParam<int> tc_warps{"tc_warps", extend_attention::TensorCoreKnobs{}.warps};
     GeneratorParam<int> tc_q_in_registers{"tc_q_in_registers", -1};
-    // Warps per 16-row q tile, each owning Lv / tc_o_split columns of O (0: the schedule's
-    // choice by head dim, TensorCoreKnobs::o_split_for). Part of the fragment coordinates.
-    GeneratorParam<int> tc_o_split{"tc_o_split", 0};
+    // Warps per 16-row q tile, each owning Lv / tc_o_split columns of O (part of the
+    // fragment coordinates). The variant manifest chooses it per head dim (_lb_tc_tiles in
+    // cmake/families/extend_attention.cmake: 2 above 128), next to the key tile.
+    GeneratorParam<int> tc_o_split{"tc_o_split", 1};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -131,7 +140,7 @@ public:
     // Dequantisation scales of the cache (prefix) K and V.
     Input<float> *k_scale = nullptr;
     Input<float> *v_scale = nullptr;
-    // Attention variants only (not count_tiles), spec §3.7.1-3:
+    // Spec §3.7.1-3:
     // [>= 1] uint8, flat: request b's E x (P + E + wko) mask at mask_indptr[b]; nonzero =
     // visible (read only when has_mask; the runtime passes one dummy byte otherwise).
     Input<Buffer<uint8_t, 1>> *custom_mask = nullptr;
@@ -152,7 +161,8 @@ public:
 
     // Tensor-core variants: the token-row stride of q_extend, k_extend, v_extend, k_buffer,
     // v_buffer (K8: q, k_buffer, v_buffer) in 16-byte units (= row stride in elements / 8).
-    std::vector<Input<int32_t> *> row_stride_16b;
+    // Indexed by view: 0 q_extend, 1 k_extend, 2 v_extend, 3 k_buffer, 4 v_buffer (K8: no 1, 2).
+    Input<int32_t> *row_stride_16b[5] = {};
     // Tensor-core variants: Hkv and the cache's slot count (the flat views do not carry them).
     Input<int32_t> *num_kv_heads = nullptr, *num_cache_slots = nullptr;
     // Tensor-core variants: no custom mask, no logit cap, no xai temperature (the runtime's
@@ -163,15 +173,11 @@ public:
     Output<Buffer<>> *o_extend = nullptr;
     // (Hq, T) float32 = torch [T, Hq]: natural-log LSE (-inf for a row that sees nothing).
     Output<Buffer<float, 2>> *lse = nullptr;
-    // count_tiles only: (2, num_q_tiles, Hq, B) int32: visited chunks of stage 0 (prefix)
-    // and stage 1 (extend) per query tile.
-    Output<Buffer<int32_t, 4>> *counts = nullptr;
 
     void configure() {
         const Type dt = dtype;
         if (!(dt == Float(16) || dt == BFloat(16))) throw std::invalid_argument("extend_attention: dtype must be float16 or bfloat16");
         if (unified && with_lse) throw std::invalid_argument("extend_attention: K8 (unified) has no LSE output");
-        if (tensor_core && count_tiles) throw std::invalid_argument("extend_attention: count_tiles has no tensor-core form");
         // Tensor-core variants read q/k/v as b32 pairs (two 16-bit elements each).
         // Tensor-core variants: flat 1-D views of b32 pairs (two 16-bit elements each) over
         // the tensors' storage, addressed by the kernel itself (see generate()).
@@ -197,38 +203,33 @@ public:
         logit_cap = add_input<float>("logit_cap");
         k_scale = add_input<float>("k_scale");
         v_scale = add_input<float>("v_scale");
-        if (!count_tiles) {
-            custom_mask = add_input<Buffer<uint8_t, 1>>("custom_mask");
-            mask_indptr = add_input<Buffer<int64_t, 1>>("mask_indptr");
-            if (!unified) window_kv_offsets = add_input<Buffer<int32_t, 1>>("window_kv_offsets");
-            has_mask = add_input<bool>("has_mask");
-            if (!unified) {
-                skip_prefix_custom_mask = add_input<bool>("skip_prefix_custom_mask");
-                use_wko = add_input<bool>("use_wko");
-            }
-            xai_temperature_len = add_input<int32_t>("xai_temperature_len");
-            if (!unified) {
-                skip_prefix = add_input<bool>("skip_prefix");
-                skip_extend = add_input<bool>("skip_extend");
-            }
+        custom_mask = add_input<Buffer<uint8_t, 1>>("custom_mask");
+        mask_indptr = add_input<Buffer<int64_t, 1>>("mask_indptr");
+        if (!unified) window_kv_offsets = add_input<Buffer<int32_t, 1>>("window_kv_offsets");
+        has_mask = add_input<bool>("has_mask");
+        if (!unified) {
+            skip_prefix_custom_mask = add_input<bool>("skip_prefix_custom_mask");
+            use_wko = add_input<bool>("use_wko");
+        }
+        xai_temperature_len = add_input<int32_t>("xai_temperature_len");
+        if (!unified) {
+            skip_prefix = add_input<bool>("skip_prefix");
+            skip_extend = add_input<bool>("skip_extend");
         }
         if (tensor_core) {
             // Row (token / slot) strides of q/k/v in 16-byte units (4 pairs): the fragment
             // loads' addresses are then provably 16-byte aligned inside the kernel.
-            for (const char *name : {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"}) {
-                if (unified && (std::string(name) == "k_extend" || std::string(name) == "v_extend")) continue;
-                row_stride_16b.push_back(add_input<int32_t>(std::string(name) + "_row_stride_16b"));
+            const char *names[5] = {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"};
+            for (int which = 0; which < 5; which++) {
+                if (unified && (which == 1 || which == 2)) continue;  // K8 has no k/v_extend
+                row_stride_16b[which] = add_input<int32_t>(std::string(names[which]) + "_row_stride_16b");
             }
             num_kv_heads = add_input<int32_t>("num_kv_heads");
             num_cache_slots = add_input<int32_t>("num_slots");
             plain_logits_in = add_input<bool>("plain_logits");
         }
-        if (count_tiles) {
-            counts = add_output<Buffer<int32_t, 4>>("counts");
-        } else {
-            o_extend = add_output<Buffer<>>("o_extend", dt, 3);
-            if (with_lse) lse = add_output<Buffer<float, 2>>("lse");
-        }
+        o_extend = add_output<Buffer<>>("o_extend", dt, 3);
+        if (with_lse) lse = add_output<Buffer<float, 2>>("lse");
     }
 
     void generate() {
@@ -264,7 +265,7 @@ public:
                 in->dim(2).set_min(0);
             }
         }
-        if (o_extend) o_extend->dim(0).set_min(0).set_extent(Lv).set_stride(1);
+        o_extend->dim(0).set_min(0).set_extent(Lv).set_stride(1);
         if (prefix_lens) prefix_lens->dim(0).set_min(0).set_stride(Expr());
         qo_indptr->dim(0).set_min(0).set_stride(Expr());
         kv_indptr->dim(0).set_min(0).set_stride(Expr());
@@ -281,166 +282,70 @@ public:
         Expr max_ext = max(*max_len_extend, 0);
         Expr num_q_tiles = (max_ext + (BM - 1)) / BM;
 
-        // ---- the request's ranges, clamped for memory safety (bounds inference ignores
-        //      predicates). For valid inputs (checked by the runtime on the CPU) no clamp binds.
-        Expr q0 = clamp((*qo_indptr)(b), 0, T);
-        Expr E = clamp((*qo_indptr)(b + 1) - q0, 0, min(T - q0, max_ext));
-        Expr k0 = clamp((*kv_indptr)(b), 0, num_indices);
-        Expr P = clamp((*kv_indptr)(b + 1) - k0, 0, num_indices - k0);
-        // Position of query row 0: K7 P_b (the prefix list's length), K8 prefix_lens[b].
-        Expr pos0 = unified ? clamp((*prefix_lens)(clamp(b, 0, prefix_lens->dim(0).extent() - 1)), 0, P) : P;
-        lens(b) = unified ? Tuple(q0, E, k0, P, pos0) : Tuple(q0, E, k0, P);
-        Expr q0_b = lens(b)[0], E_b = lens(b)[1], k0_b = lens(b)[2], P_b = lens(b)[3];
-        Expr pos0_b = unified ? Expr(lens(b)[4]) : P_b;
+        // ---- the request's ranges (common/extend_attention_tiles.h), once per request ----
+        IndexRead read_qo = [this](const Expr &i) { return (*qo_indptr)(i); };
+        IndexRead read_kv = [this](const Expr &i) { return (*kv_indptr)(i); };
+        IndexRead read_prefix = [this](const Expr &i) { return (*prefix_lens)(i); };
+        const RequestRanges ranges =
+            request_ranges(b, read_qo, read_kv, prefix_lens ? &read_prefix : nullptr,
+                           prefix_lens ? prefix_lens->dim(0).extent() : Expr(), T, num_indices, max_ext);
+        lens(b) = Tuple(ranges.stored());
+        const RequestRanges req = stored_ranges(lens(b), ranges.separate_pos0);
+        Expr q0_b = req.q0, E_b = req.E, k0_b = req.k0, P_b = req.P;
 
-        // Window and causal limits as runtime values: W_eff >= any position difference when
-        // the window is off; U = upper limit of n - m in the extend stage.
+        // Every position difference of the call is below `big` (the window "off" value).
         Expr big = min(num_indices + num_q_tiles * BM + BN, Expr(1 << 29));
-        Expr W_eff = select(*sliding_window > 0, *sliding_window, big);
-        // K8 with a custom mask: no causal rule, and (causal) no upper window side either;
-        // the upper side n - (P + m) <= W holds for non-causal windows only (spec §3.8).
-        Expr U = select(*is_causal, 0, W_eff);
-        if (unified && has_mask) U = select(*is_causal && *has_mask, big, U);
         Expr kvh = clamp(h / max(Hq / max(Hkv, 1), 1), 0, Hkv - 1);  // GQA
 
-        // ---- attention's semantics, shared by every formulation: which (row, key)
-        //      elements are visible and what a logit is. Row m of request b (position
-        //      pos0_b + m among the list keys); list key j (K7 the paged prefix, K8 the
-        //      unified list) at position j; K7 extend key n at position P_b + n.
-        Semantics sem;
-        sem.visible_list = [=](const Expr &m, const Expr &j) {
-            Expr qpos = pos0_b + m;
-            Expr vis = qpos - j <= W_eff;                      // window over the prefix / list
-            if (unified) vis = vis && (j - qpos <= U);         // K8: causal / two-sided window
-            return vis;
-        };
-        sem.visible_extend = [=](const Expr &m, const Expr &n) { return (m - n <= W_eff) && (n - m <= U); };
-        if (!count_tiles) {
-            // Custom mask, skip_prefix / skip_extend (spec §3.7.2). A custom mask only
-            // removes elements: element predicates; the chunk bounds stay those of the
-            // window/causal predicates. With is_causal the rule n <= m stays on (SGLang stops
-            // at a BLOCK_M-dependent cut-off instead; equal for masks with mask(m, n) = 0
-            // for n > m, which is what tree masks are). K8: the mask is request b's E x N
-            // matrix, no window offset, and it replaces the causal rule (U above).
-            custom_mask->dim(0).set_min(0).set_stride(Expr());
-            mask_indptr->dim(0).set_min(0).set_stride(Expr());
-            if (window_kv_offsets) window_kv_offsets->dim(0).set_min(0).set_stride(Expr());
-            Expr mask_len = custom_mask->dim(0).extent();
-            Expr wko = unified ? Expr(0)
-                               : select(*use_wko, (*window_kv_offsets)(clamp(b, 0, window_kv_offsets->dim(0).extent() - 1)), 0);
-            // Row m of request b's mask starts here; the prefix key j is column wko + j, the
-            // extend key n column wko + P + n (K8: key j of the list is column j).
-            Expr row_len = unified ? cast<int64_t>(P_b) : cast<int64_t>(P_b) + cast<int64_t>(E_b) + cast<int64_t>(wko);
-            Expr mask_start = (*mask_indptr)(clamp(b, 0, mask_indptr->dim(0).extent() - 1)) + cast<int64_t>(wko);
-            Input<Buffer<uint8_t, 1>> *mask = custom_mask;
-            auto mask_at = [=](const Expr &m, const Expr &col) {
-                Expr i = clamp(mask_start + cast<int64_t>(m) * row_len + cast<int64_t>(col), cast<int64_t>(0),
-                               cast<int64_t>(mask_len - 1));
-                return (*mask)(cast<int32_t>(i)) != cast<uint8_t>(0);
-            };
-            Expr has = *has_mask;
-            if (unified) {
-                sem.mask_list = [=](const Expr &m, const Expr &j) { return !has || mask_at(m, j); };
-            } else {
-                Expr skip_prefix_mask = *skip_prefix_custom_mask;
-                sem.mask_list = [=](const Expr &m, const Expr &j) { return !(has && !skip_prefix_mask) || mask_at(m, j); };
-                sem.mask_extend = [=](const Expr &m, const Expr &n) { return !has || mask_at(m, P_b + n); };
-                sem.run_list = !*skip_prefix;
-                sem.run_extend = !*skip_extend;
-            }
-            // Logits: s = q.k * scale (list keys also * k_scale), capped, then the xai
-            // temperature of the row's position (Grok) after the cap. K7: log2(qpos) /
-            // log2(L) for qpos > L; K8: L / (qpos + 1) for qpos >= L (spec §3.8).
-            Expr scale = select(*sm_scale == 0.0f, 1.0f / std::sqrt(float(Lq)), *sm_scale);
-            Expr cap = *logit_cap, xl = *xai_temperature_len, k_sc = *k_scale;
-            if (tensor_core) sem.plain_logits = *plain_logits_in;
-            // The logit with the cap and the xai temperature off.
-            sem.plain_logit = [=](const Expr &dot, bool list_key) {
-                return !list_key ? dot * scale : unified ? dot * (scale * k_sc) : dot * scale * k_sc;
-            };
-            // The tensor-core kernels must not branch on the lane (warp-collective mma):
-            // libdevice's tanhf and logf branch on their argument, so there tanh is
-            // 1 - 2 / (2^(2x log2 e) + 1) and the log ratio a ratio of SFU log2s (the same
-            // functions to a few ulp).
-            const bool branch_free = tensor_core;
-            auto tanh_of = [=](const Expr &x) {
-                if (!branch_free) return tanh(x);
-                return 1.0f - 2.0f / (mma::exp2_approx(x * (2.0f * 1.4426950408889634f)) + 1.0f);
-            };
-            auto log_ratio = [=](const Expr &a, const Expr &b) {
-                if (!branch_free) return log(a) / log(b);
-                return mma::log2_approx(a) / mma::log2_approx(b);
-            };
-            sem.logit = [=](const Expr &dot, bool list_key, const Expr &m) {
-                Expr qpos = pos0_b + m;
-                Expr xai = unified ? select(xl > 0 && qpos >= xl, cast<float>(xl) / cast<float>(qpos + 1), 1.0f)
-                                   : select(xl > 0 && qpos > xl, log_ratio(cast<float>(qpos), cast<float>(max(xl, 2))), 1.0f);
-                // K8: s = q.k * (sm_scale * k_scale) for every key (all in the cache).
-                Expr s = !list_key ? dot * scale : unified ? dot * (scale * k_sc) : dot * scale * k_sc;
-                s = select(cap > 0.0f, cap * tanh_of(s / cap), s);
-                return select(xl > 0, s * xai, s);
-            };
-        }
+        // ---- attention's semantics: K7's or K8's, stated side by side below; every
+        //      formulation reads only `sem` ----
+        custom_mask->dim(0).set_min(0).set_stride(Expr());
+        mask_indptr->dim(0).set_min(0).set_stride(Expr());
+        if (window_kv_offsets) window_kv_offsets->dim(0).set_min(0).set_stride(Expr());
+        Semantics sem = unified ? k8_semantics(req, big) : k7_semantics(req, big);
+        if (tensor_core) sem.plain_logits = *plain_logits_in;
+        num_stages = sem.num_stages;
 
         if (tensor_core) {
-            define_tensor_core(sem, Hq, T, num_slots, num_indices, B, num_q_tiles, W_eff, U, kvh);
+            define_tensor_core(sem, Hq, T, num_slots, num_indices, B, num_q_tiles, kvh);
             return;
         }
 
         Expr m = qt * BM + qi;                       // query row within the request
         Expr q_row = clamp(q0_b + m, 0, T - 1);
 
-        // ---- the key RDoms: x = key within a chunk, y = chunk ----
-        Expr prefix_chunks = (num_indices + (BN - 1)) / BN;
-        Expr extend_chunks = (num_q_tiles * BM + (BN - 1)) / BN;
-        rp = RDom(0, BN, 0, prefix_chunks, "rp");
-        Expr j = rp.y * BN + rp.x;
-        // K8 has the one stage over the unified list (rp, keys at positions j, causal and
-        // two-sided window against qpos); K7 adds the extend chunk (re).
-        if (!unified) re = RDom(0, BN, 0, extend_chunks, "re");
-        Expr n = unified ? Expr() : re.y * BN + re.x;
-
-        // Chunk-level predicates (mention only the chunk RVar and the tile: TrimNoOps solves
-        // them for the chunk), then the element-level ones.
-        for (const Expr &c : chunk_predicates(0, rp.y, P_b, pos0_b, E_b, W_eff, U)) rp.where(c);
-        if (!unified) {
-            for (const Expr &c : chunk_predicates(1, re.y, P_b, pos0_b, E_b, W_eff, U)) re.where(c);
-        }
-        Expr vis_p = sem.visible_list(m, j);
-        Expr vis_e = unified ? Expr() : sem.visible_extend(m, n);
-        rp.where(j < P_b);
-        if (!unified) re.where(n < E_b);
-        if (bounded) {
-            rp.where(m < E_b);   // rows past E_b of the last tile: no work
-            rp.where(vis_p);
-            if (!unified) {
-                re.where(m < E_b);
-                re.where(vis_e);
+        // ---- the key RDoms, per stage: x = key within a chunk, y = chunk. Stage 0 is the
+        //      key list (K7 the paged prefix, K8 the unified list), stage 1 K7's extend keys.
+        //      The chunk-level predicates mention only the chunk RVar and the tile:
+        //      TrimNoOps solves them for the chunk; then the element-level ones. The
+        //      full-width twin turns the element predicates into value masks (vis[st]).
+        const TileShape tiles{BM, BN, bounded, sem.list_has_upper};
+        const Expr chunks[2] = {(num_indices + (BN - 1)) / BN, (num_q_tiles * BM + (BN - 1)) / BN};
+        RDom *keys[2] = {&rp, &re};
+        const char *key_names[2] = {"rp", "re"};
+        Expr key_of[2], vis[2];
+        for (int st = 0; st < sem.num_stages; st++) {
+            RDom &r = *keys[st];
+            r = RDom(0, BN, 0, chunks[st], key_names[st]);
+            key_of[st] = r.y * BN + r.x;
+            for (const Expr &c : chunk_predicates(st, r.y, qt, tiles, req, sem.limits)) r.where(c);
+            vis[st] = sem.visible(st, m, key_of[st]);
+            r.where(key_of[st] < sem.length(st));
+            Expr mask = sem.mask(st, m, key_of[st]), run = sem.run(st);
+            if (bounded) {
+                r.where(m < E_b);   // rows past E_b of the last tile: no work
+                r.where(vis[st]);
+                if (run.defined()) r.where(run);  // loop-invariant: the whole stage or nothing
+                r.where(mask);
+            } else {
+                vis[st] = run.defined() ? vis[st] && run && mask : vis[st] && mask;
             }
-        }
-
-        if (count_tiles) {
-            define_counts(P_b, pos0_b, E_b, W_eff, U, prefix_chunks, extend_chunks);
-            return;
-        }
-
-        Expr mask_p = sem.mask_list(m, j);
-        Expr mask_e = unified ? Expr() : sem.mask_extend(m, n);
-        if (bounded) {
-            if (!unified) {
-                rp.where(sem.run_list);  // loop-invariant: the whole prefix stage or nothing
-                re.where(sem.run_extend);
-            }
-            rp.where(mask_p);
-            if (!unified) re.where(mask_e);
-        } else {
-            vis_p = unified ? vis_p && mask_p : vis_p && sem.run_list && mask_p;
-            if (!unified) vis_e = vis_e && sem.run_extend && mask_e;
         }
 
         // ---- logits ----
         // q.k as Lq/V lanes of partial sums (vectorised over the lane), then summed:
-        // the same order in every variant.
+        // the same order in every variant. Stage 0 keys are cache slots kv_indices[k0_b +
+        // key], stage 1 keys extend rows q0_b + key.
         rd = RDom(0, Lq / V, "rd");
         Expr jc = clamp(k0_b + key, 0, num_indices - 1);
         Expr slot_raw = (*kv_indices)(jc);
@@ -449,48 +354,44 @@ public:
         // The query tile in fp32: q_tile(dq, qi, qt, h, b) = q[q0_b + qt*BM + qi, h, dq].
         q_tile(dq, qi, qt, h, b) = widen_to_float((*q_extend)(dq, h, q_row));
         Expr qv = q_tile(rd * V + lane, qi, qt, h, b);
-        dot_p(lane, key, qi, qt, h, b) = 0.0f;
-        dot_p(lane, key, qi, qt, h, b) =
-            strict_float(dot_p(lane, key, qi, qt, h, b) + qv * widen_to_float((*k_buffer)(rd * V + lane, kvh, slot)));
-        Expr sum_p = dot_p(0, key, qi, qt, h, b);
-        for (int l = 1; l < V; l++) sum_p += dot_p(l, key, qi, qt, h, b);
-        // strict_float (here and in the state update): Halide and LLVM may not reassociate
-        // or contract these, so every variant rounds the same operations the same way.
-        score_p(key, qi, qt, h, b) = strict_float(sem.logit(sum_p, true, m));
-        if (!unified) {
-            dot_e(lane, key, qi, qt, h, b) = 0.0f;
-            dot_e(lane, key, qi, qt, h, b) = strict_float(dot_e(lane, key, qi, qt, h, b) +
-                                                          qv * widen_to_float((*k_extend)(rd * V + lane, kvh, n_row)));
-            Expr sum_e = dot_e(0, key, qi, qt, h, b);
-            for (int l = 1; l < V; l++) sum_e += dot_e(l, key, qi, qt, h, b);
-            score_e(key, qi, qt, h, b) = strict_float(sem.logit(sum_e, false, m));
+        Func dots[2] = {dot_p, dot_e}, scores[2] = {score_p, score_e};
+        for (int st = 0; st < sem.num_stages; st++) {
+            Func dot = dots[st];
+            Input<Buffer<>> *k_in = st == 0 ? k_buffer : k_extend;
+            Expr k_row = st == 0 ? slot : n_row;
+            dot(lane, key, qi, qt, h, b) = 0.0f;
+            dot(lane, key, qi, qt, h, b) =
+                strict_float(dot(lane, key, qi, qt, h, b) + qv * widen_to_float((*k_in)(rd * V + lane, kvh, k_row)));
+            Expr sum = dot(0, key, qi, qt, h, b);
+            for (int l = 1; l < V; l++) sum += dot(l, key, qi, qt, h, b);
+            // strict_float (here and in the state update): Halide and LLVM may not
+            // reassociate or contract these, so every variant rounds the same operations
+            // the same way.
+            scores[st](key, qi, qt, h, b) = strict_float(sem.logit(sum, st == 0, m));
         }
 
-        // ---- one online softmax across both stages. The state of row (qi, qt, h, b) is
+        // ---- one online softmax across the stages. The state of row (qi, qt, h, b) is
         //      split into groups of G = acc_group head-dim elements, each a Tuple
         //      {running max, denominator, acc[g*G + 0 .. g*G + G-1]}: every group runs the
         //      same max/denominator recurrence, so every element sees the same operations
         //      whatever G (a state layout choice of the target's schedule, see
         //      schedules/extend_attention/).
         state(g, qi, qt, h, b) = Tuple(initial_state());
-        {
-            Expr slot_j = cast<int32_t>(clamp(cast<int64_t>((*kv_indices)(clamp(k0_b + j, 0, num_indices - 1))),
-                                              cast<int64_t>(0), cast<int64_t>(num_slots - 1)));
-            // (K8 applies v_scale once, to the output.)
+        for (int st = 0; st < sem.num_stages; st++) {
+            const Expr &kk = key_of[st];
+            Expr v_row = st == 0 ? cast<int32_t>(clamp(cast<int64_t>((*kv_indices)(clamp(k0_b + kk, 0, num_indices - 1))),
+                                                       cast<int64_t>(0), cast<int64_t>(num_slots - 1)))
+                                 : clamp(q0_b + kk, 0, T - 1);
+            Input<Buffer<>> *v_in = st == 0 ? v_buffer : v_extend;
             auto v = [&](const Expr &dv) {
-                Expr val = widen_to_float((*v_buffer)(dv, kvh, slot_j));
-                return unified ? val : val * *v_scale;
+                Expr val = widen_to_float((*v_in)(dv, kvh, v_row));
+                return st == 0 && sem.list_value_scale.defined() ? val * sem.list_value_scale : val;
             };
-            online_update(score_p(j, qi, qt, h, b), v, bounded ? Expr() : vis_p);
-        }
-        if (!unified) {
-            Expr row_n = clamp(q0_b + n, 0, T - 1);
-            auto v = [&](const Expr &dv) { return widen_to_float((*v_extend)(dv, kvh, row_n)); };
-            online_update(score_e(n, qi, qt, h, b), v, bounded ? Expr() : vis_e);
+            online_update(scores[st](kk, qi, qt, h, b), v, bounded ? Expr() : vis[st]);
         }
 
-        // ---- finish: sinks, normalise, empty rows -> 0 / -inf (K7); K8: (acc / den) *
-        //      v_scale with no empty-row guard (0/0 = NaN, spec §3.8) ----
+        // ---- finish: sinks, then the semantics' normalisation (K7: empty rows -> 0 /
+        //      -inf; K8: (acc / den) * v_scale, 0/0 = NaN, spec §3.8) ----
         const int G = acc_group_size();
         Expr gd = d / G;
         Expr mx = state(gd, qi, qt, h, b)[0], den = state(gd, qi, qt, h, b)[1];
@@ -502,7 +403,7 @@ public:
         Expr keep = select(mx == mf, 1.0f, exp(mx - mf));    // exp(-inf - sink) = 0
         Expr denf = den * keep + select(*has_sinks, exp(sink - mf), 0.0f);
         Expr accf = acc * keep;
-        Expr o_val = unified ? (accf / denf) * *v_scale : select(denf > 0.0f, accf / denf, 0.0f);
+        Expr o_val = sem.normalise(accf, denf);
         Expr lse_val = select(denf > 0.0f, log(denf) + mf, Expr(-std::numeric_limits<float>::infinity()));
 
         // ---- outputs: rows m < E_b of every live tile, scattered to row q0_b + m ----
@@ -530,7 +431,7 @@ public:
             if (!get_target().has_feature(Target::CUDA)) throw std::invalid_argument("extend_attention: tensor_core needs a CUDA target");
             tc.out = *o_extend;
             if (with_lse) tc.lse = *lse;
-            tc.num_stages = unified ? 1 : 2;
+            tc.num_stages = num_stages;
             tc.w = w, tc.rr = rr, tc.c = c, tc.nt = nt, tc.lane = lane, tc.hf = hf, tc.ku = ku, tc.dq = dq;
             tc.kt = kt, tc.qt = qt, tc.h = h, tc.b = b, tc.os = os;
             tc.o_split = o_split();
@@ -560,23 +461,15 @@ public:
         s.lens = lens;
         s.q_tile = q_tile;
         s.finish = finish;
-        if (count_tiles) {
-            s.counts = *counts;
-        } else {
-            s.out = *o_extend;
-            if (with_lse) s.lse = *lse;
-        }
+        s.out = *o_extend;
+        if (with_lse) s.lse = *lse;
         s.rp = rp;
         s.rd = rd;
-        if (!count_tiles) {
-            s.cap_on = *logit_cap > 0.0f;
-            s.xai_on = *xai_temperature_len > 0;
-        }
+        s.cap_on = *logit_cap > 0.0f;
+        s.xai_on = *xai_temperature_len > 0;
         s.re = re;
-        s.num_stages = unified ? 1 : 2;
+        s.num_stages = num_stages;
         s.ro = ro;
-        s.cp = cp;
-        s.ce = ce;
         s.d = d;
         s.dq = dq;
         s.g = g;
@@ -589,11 +482,8 @@ public:
         s.lane = lane;
         s.key = key;
         s.t = t;
-        s.stage = stage;
         s.bounded = bounded;
-        s.count_tiles = count_tiles;
         if (get_target().has_feature(Target::CUDA)) {
-            if (count_tiles) throw std::invalid_argument("extend_attention: count_tiles is a CPU-only variant");
             extend_attention::schedule_cuda(s, knobs);
         } else {
             extend_attention::schedule_cpu(s, knobs);
@@ -601,7 +491,7 @@ public:
     }
 
 private:
-    Var d{"d"}, dq{"dq"}, g{"g"}, qi{"qi"}, qt{"qt"}, h{"h"}, b{"b"}, lane{"lane"}, key{"key"}, t{"t"}, stage{"stage"};
+    Var d{"d"}, dq{"dq"}, g{"g"}, qi{"qi"}, qt{"qt"}, h{"h"}, b{"b"}, lane{"lane"}, key{"key"}, t{"t"};
     // Tensor-core fragment coordinates: w = pair within a lane's 16-byte load, rr / hr = row
     // half (rows g, g + 8), c = 32-element chunk of the head dim, nt = 8-key n-tile, kt = key
     // tile, hf / ku = key half / 16-key step of V, wq / jj = n-tile in a 32-column block /
@@ -610,27 +500,150 @@ private:
     Var w{"w"}, rr{"rr"}, c{"c"}, nt{"nt"}, kt{"kt"}, hf{"hf"}, ku{"ku"}, wq{"wq"}, hr{"hr"}, jj{"jj"}, os{"os"};
     extend_attention::TensorCoreStages tc;
 
-    // Attention's semantics as functions of a row m of request b and a key, shared by the
-    // CPU/SIMT formulation and the tensor-core one.
+    // ---- attention's semantics: which (row, key) elements are visible and what a logit
+    //      is, as functions of row m of request b and a key. Stage 0 keys are the key list
+    //      (K7: the paged prefix, positions j < P; K8: the unified list of prefix and extend
+    //      keys, positions j < P), stage 1 keys (K7 only) the extend keys n < E at position
+    //      P + n; row m sits at position pos0 + m (K7 pos0 = P, K8 prefix_lens[b]). Built
+    //      once per variant by k7_semantics() or k8_semantics(); the CPU/SIMT and the
+    //      tensor-core formulations read nothing else of K7 and K8's differences. ----
     struct Semantics {
-        // Window / causal visibility of list key j (K7 the paged prefix, K8 the unified list)
-        // and of K7 extend key n, from row m.
+        int num_stages = 0;          // K7: 2 (list, extend keys); K8: 1 (the list)
+        bool list_has_upper = false; // the list holds keys after the query (K8): causal upper bound there
+        RequestRanges req;           // the request's ranges (from lens(b))
+        Limits limits;               // W_eff, U
+        // Window / causal visibility of list key j and of extend key n, from row m.
         std::function<Expr(const Expr &, const Expr &)> visible_list, visible_extend;
         // The custom mask's verdict (true without one).
         std::function<Expr(const Expr &, const Expr &)> mask_list, mask_extend;
+        // Stage runs (K7: not skip_prefix / skip_extend); undefined: always.
+        Expr run_list, run_extend;
         // The logit of a q.k dot product (list key or not) for row m: scale, k_scale, cap, xai.
         std::function<Expr(const Expr &, bool, const Expr &)> logit;
-        // K7: stage runs (not skip_prefix / skip_extend).
-        Expr run_list, run_extend;
+        // The logit with the cap and the xai temperature off.
+        std::function<Expr(const Expr &, bool)> plain_logit;
         // Tensor cores: no custom mask, no cap, no xai (the runtime's verdict, an input): the
-        // common case, which the schedule specialises (the logit is then q.k * scale and the
+        // common case, which the schedule specialises (the logit is then plain_logit and the
         // mask bytes are not loaded).
         Expr plain_logits;
-        std::function<Expr(const Expr &, bool)> plain_logit;
+        // Scale of a list key's value (K7: v_scale on the cache values); undefined: none.
+        Expr list_value_scale;
+        // The output from the sink-adjusted accumulator and denominator.
+        std::function<Expr(const Expr &, const Expr &)> normalise;
+
+        // Per stage st (0 list, 1 extend).
+        Expr length(int st) const { return st == 0 ? req.P : req.E; }
+        Expr visible(int st, const Expr &m, const Expr &key) const {
+            return st == 0 ? visible_list(m, key) : visible_extend(m, key);
+        }
+        Expr mask(int st, const Expr &m, const Expr &key) const { return st == 0 ? mask_list(m, key) : mask_extend(m, key); }
+        Expr run(int st) const { return st == 0 ? run_list : run_extend; }
     };
+
+    // K7 (spec §3.7): the list is the paged prefix (queries at P + m), then the extend keys.
+    //   window over both stages, causal and the two-sided window in the extend stage;
+    //   custom mask: request b's E x (P + E + wko) matrix at mask_indptr[b] + wko, prefix key
+    //   j column j (unless skip_prefix_custom_mask), extend key n column P + n;
+    //   logit: q.k * scale, list keys * k_scale; xai log2(qpos) / log2(L) for qpos > L;
+    //   list values * v_scale; a row that sees nothing -> 0 (and LSE -inf).
+    Semantics k7_semantics(const RequestRanges &r, const Expr &big) {
+        Semantics sem;
+        sem.num_stages = 2;
+        sem.list_has_upper = false;
+        sem.req = r;
+        sem.limits = window_limits(*sliding_window, *is_causal, big, Expr());
+        const Expr W_eff = sem.limits.W_eff, U = sem.limits.U, pos0 = r.pos0, P = r.P;
+        sem.visible_list = [=](const Expr &m, const Expr &j) { return (pos0 + m) - j <= W_eff; };
+        sem.visible_extend = [=](const Expr &m, const Expr &n) { return (m - n <= W_eff) && (n - m <= U); };
+        Expr wko = select(*use_wko, (*window_kv_offsets)(clamp(b, 0, window_kv_offsets->dim(0).extent() - 1)), 0);
+        auto mask_at = mask_reader(cast<int64_t>(P) + cast<int64_t>(r.E) + cast<int64_t>(wko), wko);
+        Expr has = *has_mask, skip_prefix_mask = *skip_prefix_custom_mask;
+        sem.mask_list = [=](const Expr &m, const Expr &j) { return !(has && !skip_prefix_mask) || mask_at(m, j); };
+        sem.mask_extend = [=](const Expr &m, const Expr &n) { return !has || mask_at(m, P + n); };
+        sem.run_list = !*skip_prefix;
+        sem.run_extend = !*skip_extend;
+        const Expr scale = logit_scale(), k_sc = *k_scale, xl = *xai_temperature_len;
+        sem.plain_logit = [=](const Expr &dot, bool list_key) { return list_key ? dot * scale * k_sc : dot * scale; };
+        auto plain = sem.plain_logit;
+        sem.logit = [=](const Expr &dot, bool list_key, const Expr &m) {
+            Expr qpos = pos0 + m;
+            Expr xai = select(xl > 0 && qpos > xl, log_ratio(cast<float>(qpos), cast<float>(max(xl, 2))), 1.0f);
+            return capped_and_tempered(plain(dot, list_key), xai);
+        };
+        sem.list_value_scale = *v_scale;
+        sem.normalise = [](const Expr &acc, const Expr &den) { return select(den > 0.0f, acc / den, 0.0f); };
+        return sem;
+    }
+
+    // K8 (spec §3.8): one stage over the unified list (queries at prefix_lens[b] + m).
+    //   window, causal and the two-sided window all on the list; a custom mask (request b's
+    //   E x N matrix at mask_indptr[b], key j column j) replaces the causal rule;
+    //   logit: q.k * (scale * k_scale) for every key; xai L / (qpos + 1) for qpos >= L;
+    //   output (acc / den) * v_scale, with no empty-row guard (0/0 = NaN).
+    Semantics k8_semantics(const RequestRanges &r, const Expr &big) {
+        Semantics sem;
+        sem.num_stages = 1;
+        sem.list_has_upper = true;
+        sem.req = r;
+        sem.limits = window_limits(*sliding_window, *is_causal, big, *has_mask);
+        const Expr W_eff = sem.limits.W_eff, U = sem.limits.U, pos0 = r.pos0;
+        sem.visible_list = [=](const Expr &m, const Expr &j) {
+            Expr qpos = pos0 + m;
+            return (qpos - j <= W_eff) && (j - qpos <= U);
+        };
+        auto mask_at = mask_reader(cast<int64_t>(r.P), Expr(0));
+        Expr has = *has_mask;
+        sem.mask_list = [=](const Expr &m, const Expr &j) { return !has || mask_at(m, j); };
+        const Expr scale = logit_scale(), k_sc = *k_scale, xl = *xai_temperature_len;
+        sem.plain_logit = [=](const Expr &dot, bool) { return dot * (scale * k_sc); };
+        auto plain = sem.plain_logit;
+        sem.logit = [=](const Expr &dot, bool list_key, const Expr &m) {
+            Expr qpos = pos0 + m;
+            Expr xai = select(xl > 0 && qpos >= xl, cast<float>(xl) / cast<float>(qpos + 1), 1.0f);
+            return capped_and_tempered(plain(dot, list_key), xai);
+        };
+        Expr vs = *v_scale;
+        sem.normalise = [=](const Expr &acc, const Expr &den) { return (acc / den) * vs; };
+        return sem;
+    }
+
+    // Shared by both semantics. The custom mask's verdict at (row m, column col) of request
+    // b's mask, rows of `row_len` bytes starting `col_offset` bytes into its block (clamped
+    // into the mask buffer: memory safety for any input).
+    std::function<Expr(const Expr &, const Expr &)> mask_reader(const Expr &row_len, const Expr &col_offset) {
+        Expr mask_len = custom_mask->dim(0).extent();
+        Expr mask_start = (*mask_indptr)(clamp(b, 0, mask_indptr->dim(0).extent() - 1)) + cast<int64_t>(col_offset);
+        Input<Buffer<uint8_t, 1>> *mask = custom_mask;
+        return [=](const Expr &m, const Expr &col) {
+            Expr i = clamp(mask_start + cast<int64_t>(m) * row_len + cast<int64_t>(col), cast<int64_t>(0),
+                           cast<int64_t>(mask_len - 1));
+            return (*mask)(cast<int32_t>(i)) != cast<uint8_t>(0);
+        };
+    }
+    // sm_scale, 0 -> 1/sqrt(Lq).
+    Expr logit_scale() const { return select(*sm_scale == 0.0f, 1.0f / std::sqrt(float(int(head_dim_qk))), *sm_scale); }
+    // The logit cap (cap > 0: cap * tanh(s / cap)), then the xai temperature (L > 0: * xai).
+    Expr capped_and_tempered(const Expr &s, const Expr &xai) const {
+        Expr cap = *logit_cap, xl = *xai_temperature_len;
+        Expr capped = select(cap > 0.0f, cap * tanh_of(s / cap), s);
+        return select(xl > 0, capped * xai, capped);
+    }
+    // The tensor-core kernels must not branch on the lane (warp-collective mma): libdevice's
+    // tanhf and logf branch on their argument, so there tanh is 1 - 2 / (2^(2x log2 e) + 1)
+    // and a log ratio a ratio of SFU log2s (the same functions to a few ulp).
+    Expr tanh_of(const Expr &x) const {
+        if (!tensor_core) return tanh(x);
+        return 1.0f - 2.0f / (mma::exp2_approx(x * (2.0f * 1.4426950408889634f)) + 1.0f);
+    }
+    Expr log_ratio(const Expr &a, const Expr &b_) const {
+        if (!tensor_core) return log(a) / log(b_);
+        return mma::log2_approx(a) / mma::log2_approx(b_);
+    }
+
     Func lens{"lens"}, state{"state"}, score_p{"score_p"}, score_e{"score_e"};
     Func dot_p{"dot_p"}, dot_e{"dot_e"}, finish{"finish"}, q_tile{"q_tile"};
-    RDom rp, re, ro, cp, ce, rd;
+    RDom rp, re, ro, rd;
+    int num_stages = 0;  // sem.num_stages, for schedule()
 
     // ---- the CUDA tensor-core formulation (tensor_core = true; design:
     //      ../shared/reference/tensorize-halide21.md). The same semantics (sem) in mma
@@ -647,8 +660,7 @@ private:
     //      same bits. Rows past E_b are computed as row E_b - 1 (clamped) and written to
     //      it again with the same bits: no store is predicated per lane. ----
     void define_tensor_core(const Semantics &sem, const Expr &Hq, const Expr &T, const Expr &num_slots,
-                            const Expr &num_indices, const Expr &B, const Expr &num_q_tiles, const Expr &W_eff,
-                            const Expr &U, const Expr &kvh) {
+                            const Expr &num_indices, const Expr &B, const Expr &num_q_tiles, const Expr &kvh) {
         const int D = head_dim_qk, BN = block_n, KN = BN / 8, NC = D / 32;
         // O split: OS warps per q tile, warp part os owning O columns [os DS, (os + 1) DS)
         // (NCO 32-column chunks); each computes the tile's S itself.
@@ -659,8 +671,7 @@ private:
         const Type et = dtype;
         const float NEG = -1e30f;                      // finite sentinels: the PTX target has no infs
         const float LOG2E = 1.4426950408889634f;
-        Expr q0_b = lens(b)[0], E_b = lens(b)[1], k0_b = lens(b)[2], P_b = lens(b)[3];
-        Expr pos0_b = unified ? Expr(lens(b)[4]) : P_b;
+        Expr q0_b = sem.req.q0, E_b = sem.req.E, k0_b = sem.req.k0, P_b = sem.req.P;
         // Fragment Funcs are indexed by the lane (0..31) itself, never by (t, g): bounds
         // inference then sees exactly one point per lane (lane % 4 would widen to [0, 3]).
         Expr t_of_lane = lane % 4, g_of_lane = lane / 4;
@@ -671,8 +682,7 @@ private:
         // 2 v_extend, 3 k_buffer, 4 v_buffer; K8 0 q, 3 k_buffer, 4 v_buffer).
         auto pair_at = [&](int which, const Expr &pair, const Expr &head, const Expr &row) {
             Input<Buffer<>> *views[5] = {q_extend, k_extend, v_extend, k_buffer, v_buffer};
-            const int stride_index = unified ? (which == 0 ? 0 : which - 2) : which;
-            Expr row_pairs = 4 * *row_stride_16b.at(stride_index);
+            Expr row_pairs = 4 * *row_stride_16b[which];
             return (*views[which])(row * row_pairs + head * (D / 2) + pair);
         };
         // Q fragments: pairs 16c + 4t + w of the lane's row rr (k permuted inside each
@@ -688,8 +698,7 @@ private:
         Expr slot_raw = (*kv_indices)(clamp(k0_b + list_key, 0, num_indices - 1));
         tc.slot(nt, lane, kt, b) = cast<int32_t>(clamp(cast<int64_t>(slot_raw), cast<int64_t>(0), cast<int64_t>(num_slots - 1)));
         Expr ext_row = clamp(q0_b + clamp(kt * BN + 8 * nt + g_of_lane, 0, max(E_b - 1, 0)), 0, T - 1);
-        const int num_stages = unified ? 1 : 2;
-        for (int st = 0; st < num_stages; st++) {
+        for (int st = 0; st < sem.num_stages; st++) {
             const int kin = st == 0 ? 3 : 1, vin = st == 0 ? 4 : 2;
             Expr key_row = st == 0 ? Expr(tc.slot(nt, lane, kt, b)) : ext_row;
             // K: pairs 16c + 4t + w of key 8nt + g.
@@ -717,8 +726,9 @@ private:
             Expr tiles = st == 0 ? (num_indices + (BN - 1)) / BN : (num_q_tiles * 16 + (BN - 1)) / BN;
             tc.rk[st] = RDom(0, tiles, st == 0 ? "rk_list" : "rk_extend");
             RDom &rk = tc.rk[st];
-            for (const Expr &p : chunk_predicates(st, rk.x, P_b, pos0_b, E_b, W_eff, U)) rk.where(p);
-            if (bounded && !unified) rk.where(st == 0 ? sem.run_list : sem.run_extend);
+            const TileShape shape{16, BN, bounded, sem.list_has_upper};
+            for (const Expr &p : chunk_predicates(st, rk.x, qt, shape, sem.req, sem.limits)) rk.where(p);
+            if (bounded && sem.run(st).defined()) rk.where(sem.run(st));
 
             // The masked logit tile, in log2 units: C element e (row g + 8(e/2), key 2t + e%2)
             // of n-tile nt. Visible elements s * log2e, the others -2e30 (additive: no select
@@ -729,9 +739,9 @@ private:
             for (int e = 0; e < 4; e++) {
                 Expr m = row_of(e / 2);
                 Expr key = kt * BN + 8 * nt + 2 * t_of_lane + (e % 2);
-                Expr vis = st == 0 ? (key < P_b) && sem.visible_list(m, key) : (key < E_b) && sem.visible_extend(m, key);
-                if (!unified) vis = vis && (st == 0 ? sem.run_list : sem.run_extend);
-                Expr mask = st == 0 ? sem.mask_list(m, key) : sem.mask_extend(m, key);
+                Expr vis = (key < sem.length(st)) && sem.visible(st, m, key);
+                if (sem.run(st).defined()) vis = vis && sem.run(st);
+                Expr mask = sem.mask(st, m, key);
                 Expr dot = tc.s[st](nt, lane, qt, h, b, kt)[e];
                 // Common case (plain_logits, which the schedule specialises): no mask bytes,
                 // no cap, no xai in the key loop.
@@ -763,7 +773,7 @@ private:
         std::vector<Expr> init(NS, Expr(0.0f));
         init[M0] = init[M0 + 1] = Expr(NEG);
         tc.state(lane, os, qt, h, b) = Tuple(init);
-        for (int st = 0; st < num_stages; st++) {
+        for (int st = 0; st < sem.num_stages; st++) {
             const RDom &rk = tc.rk[st];
             Expr tile = rk.x;
             std::vector<Expr> old;
@@ -786,7 +796,9 @@ private:
                 next[L0 + hr] = mma::tree_sum(terms);
             }
             // K7 scales the cache values by v_scale: applied to P (O += (P v_scale) V).
-            auto p_of_v = [&](int jj, int e) { return (st == 0 && !unified) ? p(jj, e) * *v_scale : p(jj, e); };
+            auto p_of_v = [&](int jj, int e) {
+                return st == 0 && sem.list_value_scale.defined() ? p(jj, e) * sem.list_value_scale : p(jj, e);
+            };
             for (int dqi = 0; dqi < NCO; dqi++) {
                 for (int wq = 0; wq < 4; wq++) {
                     const int nd = 4 * dqi + wq;
@@ -831,7 +843,7 @@ private:
         Expr keep = select(mx == mf, 1.0f, mma::exp2_approx(mx - mf));
         Expr denf = den * keep + select(*has_sinks, mma::exp2_approx(sink - mf), 0.0f);
         Expr accf = mma::tree_mux(16 * dq + 4 * wq + 2 * hr + jj, accs) * keep;  // constant index once unrolled
-        Expr o_val = unified ? (accf / denf) * *v_scale : select(denf > 0.0f, accf / denf, 0.0f);
+        Expr o_val = sem.normalise(accf, denf);
         // (log2 on the SFU: libdevice's logf branches on its argument, see sem.logit.)
         Expr log2_den = mma::log2_approx(denf);
         Expr lse_val = select(denf > 0.0f, (log2_den + mf) * (1.0f / LOG2E), Expr(-std::numeric_limits<float>::infinity()));
@@ -873,62 +885,11 @@ private:
         finish = fin;
     }
 
-    // The chunk-level (tile-by-chunk overlap) predicates of stage 0 (prefix) or 1 (extend)
-    // for chunk `c` of the tile (qt, b). The real RDoms and the count_tiles chunk RDoms
-    // both take their predicates from here. The full-width twin keeps only the stage's
-    // length. Stage 0 keys (the prefix list; K8 the unified list, length P_b) are at
-    // positions j, queries at pos0_b + m (K7: pos0_b = P_b); extend keys and queries share
-    // their origin.
-    std::vector<Expr> chunk_predicates(int which, const Expr &c, const Expr &P_b, const Expr &pos0_b, const Expr &E_b,
-                                       const Expr &W_eff, const Expr &U) {
-        const int BM = block_m, BN = block_n;
-        Expr chunk_start = c * BN, chunk_end = c * BN + (BN - 1);
-        Expr tile_start = qt * BM, tile_end = qt * BM + (BM - 1);
-        std::vector<Expr> preds;
-        if (which == 0) {
-            if (bounded) {
-                // The stage's length, zero for a dead tile (qt*BM >= E_b). Written as one
-                // comparison of the chunk so that TrimNoOps empties the chunk loop of a dead
-                // tile; a separate `qt*BM < E_b` conjunct gets folded into the row predicate
-                // `qt*BM + qi < E_b` by the simplifier and only empties the row loop.
-                preds.push_back(chunk_start < select(tile_start < E_b, P_b, 0));
-                preds.push_back((pos0_b + tile_start) - chunk_end <= W_eff);        // window vs chunk end
-                if (unified) {
-                    preds.push_back((pos0_b + tile_start) - (P_b - 1) <= W_eff);    // window vs the last key
-                    preds.push_back(chunk_start - (pos0_b + tile_end) <= U);        // causal / window upper
-                } else {
-                    preds.push_back(tile_start + 1 <= W_eff);                       // window vs key P-1
-                }
-            }
-        } else {
-            if (bounded) {
-                preds.push_back(chunk_start < select(tile_start < E_b, E_b, 0));    // live tile, length
-                preds.push_back(tile_start - chunk_end <= W_eff);                   // window lower bound
-                preds.push_back(chunk_start - tile_end <= U);                       // causal / window upper
-            }
-        }
-        if (!bounded) preds.push_back(chunk_start < (which == 0 ? P_b : E_b));
-        return preds;
-    }
-
-    void define_counts(const Expr &P_b, const Expr &pos0_b, const Expr &E_b, const Expr &W_eff, const Expr &U,
-                       const Expr &prefix_chunks, const Expr &extend_chunks) {
-        cp = RDom(0, prefix_chunks, "cp");
-        ce = RDom(0, extend_chunks, "ce");
-        for (const Expr &c : chunk_predicates(0, cp.x, P_b, pos0_b, E_b, W_eff, U)) cp.where(c);
-        for (const Expr &c : chunk_predicates(1, ce.x, P_b, pos0_b, E_b, W_eff, U)) ce.where(c);
-        Func cnt = *counts;
-        cnt(stage, qt, h, b) = 0;
-        // +1 per chunk whose chunk predicates hold (the `* 0` only names the RDom); K8 has
-        // stage 0 only.
-        cnt(0, qt, h, b) += 1 + cp.x * 0;
-        if (!unified) cnt(1, qt, h, b) += 1 + ce.x * 0;
-    }
-
-    // Tensor cores: warps per q tile (the knob tc_o_split, 0 = the schedule's choice).
+    // Tensor cores: warps per q tile (tc_o_split), a divisor of the block's warps.
     int o_split() const {
-        const int parts = tc_o_split > 0 ? int(tc_o_split) : extend_attention::TensorCoreKnobs::o_split_for(head_dim_v);
+        const int parts = tc_o_split;
         if (parts < 1 || head_dim_v % parts != 0) throw std::invalid_argument("extend_attention: tc_o_split must divide head_dim_v");
+        if (tc_warps % parts != 0) throw std::invalid_argument("extend_attention: tc_o_split must divide tc_warps");
         return parts;
     }
 

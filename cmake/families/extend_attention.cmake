@@ -4,10 +4,8 @@
 # Variant facts: dtype (bf16, fp16) x head dims (Lq/Lv = 128/128, 64/64; 576/512 for bf16) x bounded / full-width
 # twin, kv_indices int64 everywhere and int32 too for the main shape (bf16, 128/128). CPU
 # variants always produce the LSE (the runtime hands a scratch row block when the caller
-# passes none). Window, causality, sinks, scales, lengths stay runtime inputs. Plus the
-# CPU-only count_tiles instrumented variants (two tile configurations, bounded and
-# full-width) that tests/extend_attention/test_tile_counts.cpp compares with the ideal
-# chunk count.
+# passes none). Window, causality, sinks, scales, lengths stay runtime inputs. (The
+# test-only chunk counters are built by tests/extend_attention/CMakeLists.txt.)
 #
 # CUDA variants (BLOCK_M = BLOCK_N = 32, one thread per query row holding Lv + 2 fp32 state
 # registers, so head dims up to 256; no 576/512): bounded for bf16 64/64, 128/128, 256/256
@@ -70,51 +68,57 @@ endfunction()
 #   next to 64 of O); 32 keys spill 0 bytes (K7 bounded) to 48 (K8 bounded): allowed up
 #   to 64;
 #   head dim 256: one warp per q tile spilled 4504 bytes at 32 keys (O alone is 128
-#   registers); with O split over two warps (TensorCoreKnobs::o_split_for) 32 keys spill 64
-#   bytes (K7 bounded, no LSE): allowed up to 64.
+#   registers); with O split over two warps (o_split 2: each owns 128 columns of O and
+#   computes the tile's S itself, Q K^T twice) 32 keys spill 64 bytes (K7 bounded, no LSE):
+#   allowed up to 64.
+# _lb_tc_tiles(<d> <bn> <o_split> <spill>) sets these three per head dim; the generator gets
+# them as block_n and tc_o_split, ptx_link the spill allowance and the mma count.
 set(_lb_k7_tc_table "")
 set(_lb_k8_tc_table "")
-function(_lb_tc_tiles d block_n_out spill_out)
+function(_lb_tc_tiles d block_n_out o_split_out spill_out)
     if (d GREATER 64)
         set(${block_n_out} 32 PARENT_SCOPE)
     else ()
         set(${block_n_out} 64 PARENT_SCOPE)
     endif ()
+    if (d GREATER 128)
+        set(${o_split_out} 2 PARENT_SCOPE)
+    else ()
+        set(${o_split_out} 1 PARENT_SCOPE)
+    endif ()
     set(${spill_out} 64 PARENT_SCOPE)
 endfunction()
 # The mma.sync a variant's PTX holds (ptx_link EXPECT_MMA): per key tile of bn keys, S = Q K^T
-# takes bn/8 x d/16 m16n8k16 steps and O += P V (d/o_split)/8 x bn/16 (a warp's part of O,
-# TensorCoreKnobs::o_split_for: 2 above head dim 128), each 4 "elem" helper calls; the
-# key-tile body appears once per stage and twice per stage (the common-case specialisation).
-function(_lb_tc_expected_mma d bn stages out)
-    set(ds ${d})
-    if (d GREATER 128)
-        math(EXPR ds "${d} / 2")
-    endif ()
+# takes bn/8 x d/16 m16n8k16 steps and O += P V (d/o_split)/8 x bn/16 (a warp's part of O),
+# each 4 "elem" helper calls; the key-tile body appears twice per stage (the common-case
+# specialisation).
+function(_lb_tc_expected_mma d bn o_split stages out)
+    math(EXPR ds "${d} / ${o_split}")
     math(EXPR per_tile "4 * ((${bn} / 8) * (${d} / 16) + (${ds} / 8) * (${bn} / 16))")
     math(EXPR total "${per_tile} * ${stages} * 2")
     set(${out} ${total} PARENT_SCOPE)
 endfunction()
 function(livebound_k7_tc form dt d idx lse)
     _lb_attention_facts(${form} ${dt} ${idx})
-    _lb_tc_tiles(${d} bn spill)
-    _lb_tc_expected_mma(${d} ${bn} 2 mma)
+    _lb_tc_tiles(${d} bn os spill)
+    _lb_tc_expected_mma(${d} ${bn} ${os} 2 mma)
     _lb_lse_facts(${lse})
     set(name lb_k7_cuda_tc_${form}_${dt}_d${d}_i${i}_${lse_tag})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true dtype=${halide_type} index_type=${idx} head_dim_qk=${d} head_dim_v=${d}
-                                bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn})
+                                bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn} tc_o_split=${os})
     set(_lb_k7_tc_table "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt}, ${d}, ${idx}, ${with_lse}, ${name})\n" PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 function(livebound_k8_tc form dt d idx)
     _lb_attention_facts(${form} ${dt} ${idx})
-    _lb_tc_tiles(${d} bn spill)
-    _lb_tc_expected_mma(${d} ${bn} 1 mma)
+    _lb_tc_tiles(${d} bn os spill)
+    _lb_tc_expected_mma(${d} ${bn} ${os} 1 mma)
     set(name lb_k8_cuda_tc_${form}_${dt}_d${d}_i${i})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} index_type=${idx}
-                                head_dim_qk=${d} head_dim_v=${d} bounded=${bounded} block_m=16 block_n=${bn})
+                                head_dim_qk=${d} head_dim_v=${d} bounded=${bounded} block_m=16 block_n=${bn}
+                                tc_o_split=${os})
     set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt}, ${d}, ${idx}, ${name})\n" PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
@@ -196,32 +200,11 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
             endforeach ()
         endforeach ()
     endforeach ()
-    # The instrumented chunk counters (block_m x block_n configurations): the SIMT tiles
-    # (32 x 32), and the tensor-core kernels' (16 x 32 at head dim 128, 16 x 16 at 256), whose
-    # key-tile loops take their predicates from the same chunk_predicates().
-    foreach (tiles IN ITEMS 32_32 16_64 16_32 16_16)
-        string(REPLACE "_" ";" tl "${tiles}")
-        list(GET tl 0 bm)
-        list(GET tl 1 bn)
-        foreach (form IN ITEMS bounded full)
-            if (form STREQUAL "bounded")
-                set(bounded true)
-            else ()
-                set(bounded false)
-            endif ()
-            set(name lb_k7_${target}_count_${form}_m${bm}_n${bn})
-            livebound_add_kernel(${name} GENERATOR extend_attention TARGET ${target}
-                                 PARAMS count_tiles=true dtype=bfloat16 index_type=int32 head_dim_qk=64
-                                        head_dim_v=64 bounded=${bounded} block_m=${bm} block_n=${bn})
-            string(APPEND _lb_k7_table "LB_K7_COUNT(${target}, ${form}, ${bm}, ${bn}, ${name})\n")
-            string(APPEND _lb_k7_headers "#include \"${name}.h\"\n")
-        endforeach ()
-    endforeach ()
 endforeach ()
 
 # K8 extend_attention_fwd_unified: the same generator with unified=true (one stage over the
 # unified kv_indices list, no LSE). CPU: bf16/fp16 x 128/128, 64/64, int64 indices (int32
-# too for bf16 128/128), bounded and full-width, plus the chunk counters (32 x 32). CUDA:
+# too for bf16 128/128), bounded and full-width. CUDA:
 # bounded bf16 64/64, 128/128 and fp16 128/128, full-width bf16 128/128.
 set(_lb_k8_table "")
 function(livebound_k8 target form dt dqk dv idx)
@@ -241,23 +224,6 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                 livebound_k8(cpu ${form} ${dt} 64 64 int64)
             endforeach ()
             livebound_k8(cpu ${form} bf16 128 128 int32)
-            if (form STREQUAL "bounded")
-                set(bounded true)
-            else ()
-                set(bounded false)
-            endif ()
-            # The SIMT tile (32 x 32) and the tensor-core one at head dim 128 (16 x 32).
-            foreach (tiles IN ITEMS 32_32 16_32)
-                string(REPLACE "_" ";" tl "${tiles}")
-                list(GET tl 0 bm)
-                list(GET tl 1 bn)
-                set(name lb_k8_cpu_count_${form}_m${bm}_n${bn})
-                livebound_add_kernel(${name} GENERATOR extend_attention TARGET cpu
-                                     PARAMS unified=true with_lse=false count_tiles=true dtype=bfloat16 index_type=int32
-                                            head_dim_qk=64 head_dim_v=64 bounded=${bounded} block_m=${bm} block_n=${bn})
-                string(APPEND _lb_k8_table "LB_K8_COUNT(cpu, ${form}, ${bm}, ${bn}, ${name})\n")
-                string(APPEND _lb_k7_headers "#include \"${name}.h\"\n")
-            endforeach ()
         endforeach ()
     else ()
         livebound_k8(cuda bounded bf16 128 128 int64)

@@ -39,10 +39,8 @@ constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64;
 const Variant kVariants[] = {
 #define LB_K7_ATTN(target, form, dt, dqk, dv, idx, lse, name) \
     {Target::target, k_##form, Dt::dt, dqk, dv, k_##idx, lse, name##_argv},
-#define LB_K7_COUNT(target, form, bm, bn, name)
 #include "livebound/k7_variants.inc"
 #undef LB_K7_ATTN
-#undef LB_K7_COUNT
 };
 
 // CUDA tensor-core variants (Lq = Lv = head_dim): picked before the SIMT ones when one is
@@ -143,10 +141,8 @@ struct TensorCoreArgs {
 const Variant kUnifiedVariants[] = {
 #define LB_K8_ATTN(target, form, dt, dqk, dv, idx, name) \
     {Target::target, k_##form, Dt::dt, dqk, dv, k_##idx, false, name##_argv},
-#define LB_K8_COUNT(target, form, bm, bn, name)
 #include "livebound/k8_variants.inc"
 #undef LB_K8_ATTN
-#undef LB_K8_COUNT
 };
 
 // ---- checks shared by K7 and K8 ----

@@ -10,15 +10,6 @@ inline void schedule_cpu(Stages &s, const Knobs &k) {
     const int V = k.cpu_vector;
     Var tile{"tile"}, work{"work"};
 
-    if (s.count_tiles) {
-        // count_tiles: the chunk loops alone, one scalar loop per (qt, h, b) like the real
-        // ones (the chunk RVar innermost, the tile outside it), requests in parallel.
-        s.counts.compute_root().parallel(s.b);
-        s.counts.update(0).reorder(s.cp.x, s.qt, s.h, s.b).parallel(s.b);
-        if (s.num_stages == 2) s.counts.update(1).reorder(s.ce.x, s.qt, s.h, s.b).parallel(s.b);
-        return;
-    }
-
     // 1. The request ranges (q0, E, k0, P, pos0) once per call: B values. The query tile
     //    inline: each q element is read where the dot needs it (vectorised over lanes).
     s.lens.compute_root();

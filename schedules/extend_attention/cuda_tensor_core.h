@@ -1,9 +1,9 @@
 // K7 and K8 on CUDA tensor cores (the generator's define_tensor_core). Decisions, each with
 // its reason (design and probe measurements: ../shared/reference/tensorize-halide21.md):
 //
-// Structure: one warp per 16-row q tile and part of O (o_split parts, stages.h: 1, or 2 at
-// head dim 256), `warps` warps of one head per block. A lane's
-// state (its O fragments, row max and partial row sums) lives in registers for the whole
+// Structure: one warp per 16-row q tile and part of O (o_split parts: the generator's
+// tc_o_split, chosen per head dim by the variant manifest: 2 at head dim 256), `warps` warps
+// of one head per block. A lane's state (its O fragments, row max and partial row sums) lives in registers for the whole
 // key loop, whose tiles are the state updates' RDoms *inside* the lane loop: no shared
 // memory, no barrier, so Halide keeps the accumulators in registers and TrimNoOps trims the
 // key-tile loops from the warp-uniform tile predicates. K/V fragments come straight from
@@ -42,7 +42,7 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
     const int X = s.o_split > 1 ? 1 : 0;
     RVar lane = ro[4], qto("qto"), qti("qti");
     auto scatter = [&](Stage st) {
-        st.split(ro[5 + X], qto, qti, std::max(k.warps / s.o_split, 1), TailStrategy::GuardWithIf)
+        st.split(ro[5 + X], qto, qti, k.warps / s.o_split, TailStrategy::GuardWithIf)
             .allow_race_conditions()
             .gpu_blocks(qto, ro[6 + X], ro[7 + X]);
         if (X) {

@@ -38,20 +38,17 @@ struct Stages {
     Halide::Func q_tile;       // (dq, qi, qt, h, b) the query tile in fp32
     Halide::Func lens;         // (b) Tuple{q0, E, k0, P[, pos0 (K8)]}: the request's ranges
     Halide::Func finish;       // (d, qi, qt, h, b) Tuple{o value, lse value}, inlined
-    Halide::Func out;          // o_extend (d, h, t): undef + scatter update (undefined in count_tiles)
-    Halide::Func lse;          // lse (h, t): undef + scatter update (undefined in count_tiles)
-    Halide::Func counts;       // count_tiles only: (stage, qt, h, b) visited chunks
+    Halide::Func out;          // o_extend (d, h, t): undef + scatter update
+    Halide::Func lse;          // lse (h, t): undef + scatter update
     Halide::RDom rp, re;       // prefix (K8: unified list) / extend keys: x = key within chunk, y = chunk
     int num_stages;            // state updates: 2 (K7: prefix, extend chunk), 1 (K8: unified list)
     Halide::RDom ro;           // output rows: x = qi, y = qt, z = b, w = head
     Halide::RDom rd;           // the q.k steps (Lq / V of them, V lanes each)
     Halide::Expr cap_on, xai_on;  // logit cap / xai temperature in use (runtime conditions)
-    Halide::RDom cp, ce;       // count_tiles only: chunk loops of the two stages
-    Halide::Var d, dq, g, qi, qt, h, b, lane, key, t, stage;
+    Halide::Var d, dq, g, qi, qt, h, b, lane, key, t;
     int acc_group;             // G: head-dim elements per softmax state
     int head_dim_v;            // Lv
     bool bounded;
-    bool count_tiles;
 };
 
 // What the tensor-core schedule (cuda_tensor_core.h) acts on: the generator's
@@ -72,7 +69,7 @@ struct TensorCoreStages {
     Halide::RDom rk[2];               // key tiles of stage 0 (list) / 1 (extend)
     Halide::RDom rs[2];               // S tile: x = mma step in a chunk, y = chunk
     Halide::RDom ro;                  // o and lse scatters: (jj, wq, dq, hr, lane, [os,] qt, h, b)
-    int o_split = 1;                  // warps per q tile (TensorCoreKnobs::o_split_for); os in ro when > 1
+    int o_split = 1;                  // warps per q tile (generator tc_o_split); os in ro when > 1
     int num_stages = 2;
     Halide::Expr plain_logits;        // no custom mask, cap or xai (a runtime condition)
     Halide::Var w, rr, c, nt, lane, hf, ku, dq, kt, qt, h, b, os;
@@ -93,11 +90,6 @@ struct TensorCoreKnobs {
     // and 36 bytes spilled. Head dim 256: inlined, TrimNoOps ran over 30 minutes; staged,
     // it takes a second (the whole variant about 3 minutes with o_split 2).
     bool staged_logits = false;
-    // Warps per 16-row q tile (a GeneratorParam of the formulation, tc_o_split): each owns
-    // Lv / o_split columns of O and computes the tile's S itself (Q K^T o_split times). At
-    // head dim 256 one warp cannot hold O (128 registers) and a key tile's V fragments:
-    // 32-key tiles spilled 4504 bytes; split in two, the registers are head dim 128's.
-    static int o_split_for(int head_dim_v) { return head_dim_v > 128 ? 2 : 1; }
     static bool staged_logits_for(int head_dim) { return head_dim > 128; }
 };
 

@@ -1,10 +1,11 @@
 // The derived chunk loops visit exactly the chunks that hold a visible element.
 //
 // Tests link no libHalide, so a loop-counting lowering pass is not available. Instead the
-// manifest builds CPU-only instrumented variants (count_tiles=true, two BM x BN configs,
-// bounded and full-width): counts(stage, qt, h, b) += 1 over chunk RDoms whose predicates
-// come from the same code as the real kernel's (chunk_predicates in the generator). This
-// test sweeps W, causality, lengths and prefix lengths and asserts
+// tests build their own chunk counters (tile_count_generator.cpp, several BM x BN configs,
+// bounded and full-width; never part of the library): counts(stage, qt, h, b) += 1 over
+// chunk RDoms whose predicates, request ranges and window limits come from the header the
+// attention generator builds its key loops from (generators/common/extend_attention_tiles.h).
+// This test sweeps W, causality, lengths and prefix lengths and asserts
 //   bounded:     counts == ideal (chunks with >= 1 visible (live row, key) pair; 0 for dead tiles)
 //   full-width:  counts == every chunk of the request's prefix / extend chunk, for every tile
 // The lowered statements (FileCheck, k7_cpu_bounded.check / k7_count_bounded.check) show
@@ -20,14 +21,13 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "HalideRuntime.h"
 #include "cases.h"
-#include "livebound/k7_headers.inc"
 #include "reference/extend_attention_reference.h"
+#include "tile_counter_headers.inc"
 #include "unified_cases.h"
 
 namespace livebound::testing {
@@ -40,12 +40,15 @@ struct Counter {
     int (*fn)(void **);
 };
 
-const Counter kCounters[] = {
-#define LB_K7_ATTN(target, form, dt, dqk, dv, idx, lse, name)
-#define LB_K7_COUNT(target, form, bm, bn, name) {#name, std::string(#form) == "bounded", bm, bn, name##_argv},
-#include "livebound/k7_variants.inc"
-#undef LB_K7_ATTN
-#undef LB_K7_COUNT
+// The counters (tests/extend_attention/CMakeLists.txt), K7's and K8's.
+#define LB_TILE_COUNTER(kernel, form, bm, bn, name) \
+    const Counter kernel##_##form##_##bm##_##bn = {#name, std::string(#form) == "bounded", bm, bn, name##_argv};
+#include "tile_counters.inc"
+#undef LB_TILE_COUNTER
+const std::vector<Counter> kCounters = {
+#define LB_TILE_COUNTER(kernel, form, bm, bn, name) kernel##_##form##_##bm##_##bn,
+#include "tile_counters.inc"
+#undef LB_TILE_COUNTER
 };
 
 // A halide_buffer_t over host memory; dims given innermost first.
@@ -63,36 +66,42 @@ struct HBuf {
     }
 };
 
-std::vector<int32_t> run_counter(const Counter &k, const ExtendProblem &p, int64_t max_len_extend) {
-    const halide_type_t bf(halide_type_bfloat, 16), i32(halide_type_int, 32), f32(halide_type_float, 32);
-    const int32_t T = int32_t(std::max<int64_t>(p.T, 1)), Hq = int32_t(p.Hq), Hkv = int32_t(p.Hkv), L = 64;
-    std::vector<uint16_t> q(size_t(T * Hq * L)), kv(size_t(T * Hkv * L)), cache(size_t(p.num_slots * Hkv * L));
-    std::vector<int32_t> idx(p.kv_indices.begin(), p.kv_indices.end());
-    if (idx.empty()) idx.push_back(0);
-    std::vector<float> sinks(size_t(Hq), 0.0f);
-    HBuf hq(q.data(), bf, {{L, 1}, {Hq, L}, {T, Hq * L}});
-    HBuf hk(kv.data(), bf, {{L, 1}, {Hkv, L}, {T, Hkv * L}});
-    HBuf hv(kv.data(), bf, {{L, 1}, {Hkv, L}, {T, Hkv * L}});
-    HBuf hkb(cache.data(), bf, {{L, 1}, {Hkv, L}, {int32_t(p.num_slots), Hkv * L}});
-    HBuf hvb(cache.data(), bf, {{L, 1}, {Hkv, L}, {int32_t(p.num_slots), Hkv * L}});
-    std::vector<int32_t> qo = p.qo_indptr, kvp = p.kv_indptr;
+// What a counter reads of an attention call: the requests' ranges and the predicates'
+// scalars. prefix_lens: K8's (empty for K7).
+struct CounterCall {
+    std::vector<int32_t> qo_indptr, kv_indptr, prefix_lens;
+    int64_t T, num_indices, Hq;
+    bool causal;
+    int32_t window;
+    int64_t max_len_extend;
+};
+
+// (qo_indptr, kv_indptr, prefix_lens, is_causal, sliding_window, max_len_extend, has_mask,
+// num_tokens, num_indices) -> counts(2, num_q_tiles, Hq, B), as the test reads them:
+// [b][h][qt][stage].
+std::vector<int32_t> run_counter(const Counter &k, const CounterCall &call) {
+    const halide_type_t i32(halide_type_int, 32);
+    std::vector<int32_t> qo = call.qo_indptr, kvp = call.kv_indptr, pl = call.prefix_lens;
+    if (pl.empty()) pl.push_back(0);
+    const int32_t B = int32_t(qo.size()) - 1, Hq = int32_t(call.Hq);
     HBuf hqo(qo.data(), i32, {{int32_t(qo.size()), 1}});
     HBuf hkvp(kvp.data(), i32, {{int32_t(kvp.size()), 1}});
-    HBuf hidx(idx.data(), i32, {{int32_t(idx.size()), 1}});
-    HBuf hs(sinks.data(), f32, {{Hq, 1}});
-    const int32_t nqt = int32_t((max_len_extend + k.bm - 1) / k.bm), B = int32_t(p.B);
+    HBuf hpl(pl.data(), i32, {{int32_t(pl.size()), 1}});
+    const int32_t nqt = int32_t((call.max_len_extend + k.bm - 1) / k.bm);
     std::vector<int32_t> counts(size_t(2 * std::max(nqt, 1) * Hq * std::max(B, 1)), -1);
     HBuf hc(counts.data(), i32, {{2, 1}, {nqt, 2}, {Hq, 2 * nqt}, {B, 2 * nqt * Hq}});
-    bool has_sinks = false, causal = p.causal;
-    int32_t window = p.window, max_len = int32_t(max_len_extend);
-    float sm = 0, cap = 0, ks = 1, vs = 1;
+    bool causal = call.causal, has_mask = false;
+    int32_t window = call.window, max_len = int32_t(call.max_len_extend);
+    int32_t T = int32_t(std::max<int64_t>(call.T, 1)), num_indices = int32_t(std::max<int64_t>(call.num_indices, 1));
     void *uc = nullptr;
-    std::vector<void *> argv = {&uc, &hq.buf, &hk.buf, &hv.buf, &hkb.buf, &hvb.buf, &hqo.buf, &hkvp.buf, &hidx.buf,
-                                &hs.buf, &has_sinks, &causal, &window, &max_len, &sm, &cap, &ks, &vs, &hc.buf};
+    std::vector<void *> argv = {&uc,     &hqo.buf,  &hkvp.buf, &hpl.buf, &causal, &window,
+                                &max_len, &has_mask, &T,        &num_indices, &hc.buf};
     EXPECT_EQ(k.fn(argv.data()), 0) << k.name;
     counts.resize(size_t(2 * nqt * Hq * B));
     return counts;
 }
+
+bool is_unified(const Counter &k) { return std::string(k.name).rfind("lb_k8_", 0) == 0; }
 
 struct Shape {
     std::vector<int64_t> E, P;
@@ -109,6 +118,7 @@ TEST(TileCounts, DerivedChunkLoopsVisitExactlyTheIdealChunks) {
     const std::vector<int32_t> windows = {-1, 0, 1, 5, 15, 16, 17, 31, 32, 33, 63, 64, 100, 257, 1000};
     int64_t checked = 0, ideal_total = 0, full_total = 0;
     for (const Counter &k : kCounters) {
+        if (is_unified(k)) continue;
         for (const Shape &sh : shapes) {
             for (int32_t W : windows) {
                 for (bool causal : {true, false}) {
@@ -119,7 +129,8 @@ TEST(TileCounts, DerivedChunkLoopsVisitExactlyTheIdealChunks) {
                     int64_t max_e = 0;
                     for (auto e : sh.E) max_e = std::max(max_e, e);
                     const int64_t max_len = max_e + sh.extra;
-                    const std::vector<int32_t> got = run_counter(k, p, max_len);
+                    const std::vector<int32_t> got =
+                        run_counter(k, {p.qo_indptr, p.kv_indptr, {}, p.T, int64_t(p.kv_indices.size()), p.Hq, p.causal, p.window, max_len});
                     const int64_t nqt = (max_len + k.bm - 1) / k.bm;
                     for (int64_t b = 0; b < p.B; b++) {
                         for (int64_t h = 0; h < p.Hq; h++) {
@@ -149,52 +160,10 @@ TEST(TileCounts, DerivedChunkLoopsVisitExactlyTheIdealChunks) {
 
 // ---- K8 ----
 
-const Counter kUnifiedCounters[] = {
-#define LB_K8_ATTN(target, form, dt, dqk, dv, idx, name)
-#define LB_K8_COUNT(target, form, bm, bn, name) {#name, std::string(#form) == "bounded", bm, bn, name##_argv},
-#include "livebound/k8_variants.inc"
-#undef LB_K8_ATTN
-#undef LB_K8_COUNT
-};
-
-// The K8 counter: (q, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, prefix_lens,
-// sinks, has_sinks, is_causal, sliding_window, max_len_extend, sm_scale, logit_cap, k_scale,
-// v_scale) -> counts(2, num_q_tiles, Hq, B), stage 0 used.
-std::vector<int32_t> run_unified_counter(const Counter &k, const reference::UnifiedProblem &p, int64_t max_len_extend) {
-    const halide_type_t bf(halide_type_bfloat, 16), i32(halide_type_int, 32), f32(halide_type_float, 32);
-    const int32_t T = int32_t(std::max<int64_t>(p.T, 1)), Hq = int32_t(p.Hq), Hkv = int32_t(p.Hkv), L = 64;
-    const int32_t slots = int32_t(std::max<int64_t>(p.num_slots, 1));
-    std::vector<uint16_t> q(size_t(T * Hq * L)), cache(size_t(slots * Hkv * L));
-    std::vector<int32_t> idx(p.kv_indices.begin(), p.kv_indices.end());
-    if (idx.empty()) idx.push_back(0);
-    std::vector<int32_t> pl = p.prefix_lens;
-    if (pl.empty()) pl.push_back(0);
-    std::vector<float> sinks(size_t(Hq), 0.0f);
-    HBuf hq(q.data(), bf, {{L, 1}, {Hq, L}, {T, Hq * L}});
-    HBuf hkb(cache.data(), bf, {{L, 1}, {Hkv, L}, {slots, Hkv * L}});
-    HBuf hvb(cache.data(), bf, {{L, 1}, {Hkv, L}, {slots, Hkv * L}});
-    std::vector<int32_t> qo = p.qo_indptr, kvp = p.kv_indptr;
-    HBuf hqo(qo.data(), i32, {{int32_t(qo.size()), 1}});
-    HBuf hkvp(kvp.data(), i32, {{int32_t(kvp.size()), 1}});
-    HBuf hidx(idx.data(), i32, {{int32_t(idx.size()), 1}});
-    HBuf hpl(pl.data(), i32, {{int32_t(p.B), 1}});
-    HBuf hs(sinks.data(), f32, {{Hq, 1}});
-    const int32_t nqt = int32_t((max_len_extend + k.bm - 1) / k.bm), B = int32_t(p.B);
-    std::vector<int32_t> counts(size_t(2 * std::max(nqt, 1) * Hq * std::max(B, 1)), -1);
-    HBuf hc(counts.data(), i32, {{2, 1}, {nqt, 2}, {Hq, 2 * nqt}, {B, 2 * nqt * Hq}});
-    bool has_sinks = false, causal = p.causal;
-    int32_t window = p.window, max_len = int32_t(max_len_extend);
-    float sm = 0, cap = 0, ks = 1, vs = 1;
-    void *uc = nullptr;
-    std::vector<void *> argv = {&uc,     &hq.buf, &hkb.buf,   &hvb.buf, &hqo.buf, &hkvp.buf, &hidx.buf, &hpl.buf, &hs.buf,
-                                &has_sinks, &causal, &window, &max_len, &sm,     &cap,      &ks,       &vs,      &hc.buf};
-    EXPECT_EQ(k.fn(argv.data()), 0) << k.name;
-    counts.resize(size_t(2 * nqt * Hq * B));
-    return counts;
-}
-
 TEST(TileCounts, UnifiedDerivedChunkLoopsVisitExactlyTheIdealChunks) {
-    ASSERT_EQ(std::size(kUnifiedCounters), 4u) << "expected the bounded and full-width K8 counters (32 x 32, 16 x 32)";
+    int unified_counters = 0;
+    for (const Counter &k : kCounters) unified_counters += is_unified(k);
+    ASSERT_EQ(unified_counters, 4) << "expected the bounded and full-width K8 counters (32 x 32, 16 x 32)";
     const std::vector<Shape> shapes = {
         {{150, 1, 33, 0, 64, 5}, {40, 0, 200, 17, 0, 3}, 0},
         {{130, 7, 65}, {90, 300, 0}, 31},
@@ -204,7 +173,8 @@ TEST(TileCounts, UnifiedDerivedChunkLoopsVisitExactlyTheIdealChunks) {
     };
     const std::vector<int32_t> windows = {-1, 1, 31, 32, 33, 100};
     int64_t checked = 0, ideal_total = 0, full_total = 0;
-    for (const Counter &k : kUnifiedCounters) {
+    for (const Counter &k : kCounters) {
+        if (!is_unified(k)) continue;
         for (const Shape &sh : shapes) {
             for (int32_t W : windows) {
                 for (bool causal : {true, false}) {
@@ -213,7 +183,8 @@ TEST(TileCounts, UnifiedDerivedChunkLoopsVisitExactlyTheIdealChunks) {
                     c.window = W;
                     const reference::UnifiedProblem p = make_unified_problem(c);
                     const int64_t max_len = max_extend(p) + sh.extra;
-                    const std::vector<int32_t> got = run_unified_counter(k, p, max_len);
+                    const std::vector<int32_t> got = run_counter(
+                        k, {p.qo_indptr, p.kv_indptr, p.prefix_lens, p.T, int64_t(p.kv_indices.size()), p.Hq, p.causal, p.window, max_len});
                     const int64_t nqt = (max_len + k.bm - 1) / k.bm;
                     for (int64_t b = 0; b < p.B; b++) {
                         for (int64_t h = 0; h < p.Hq; h++) {
