@@ -162,6 +162,14 @@ std::vector<Case> cases() {
                    "Triton without the early exit (causal loop bound kept)"});
     out.push_back({"C/ragged_paged_d128/bs:32", c32, -1, 11.38, 62.08, "Triton with its early exit",
                    "Triton without the early exit (causal loop bound kept)"});
+    // D: head dims served by a larger bucket (80 by 96's, 96 its own) next to 128 on the same
+    // problem: one causal request of 8192 rows, 32 q / 8 kv heads (targets.md has no Triton
+    // figure for these dims).
+    for (int64_t d : {80, 96, 128}) {
+        const std::string dim = std::to_string(d);
+        const Shape s{"D/d" + dim, 32, 8, d, {8192}, {0}, uint32_t(400 + d)};
+        out.push_back({"D/causal_d" + dim + "/seq:8192", s, -1, 0, 0, "no Triton figure", "no Triton figure"});
+    }
     return out;
 }
 

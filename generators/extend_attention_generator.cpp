@@ -73,7 +73,12 @@ public:
     GeneratorParam<Type> dtype{"dtype", Float(16)};
     // Element type of kv_indices: int32 or int64.
     GeneratorParam<Type> index_type{"index_type", Int(32)};
-    // Head dims Lq (q, k) and Lv (v, o); multiples of 8.
+    // Head dims Lq (q, k) and Lv (v, o): the head-dim bucket, the largest dims the variant
+    // serves. CPU/SIMT formulation: the call's own dims lq <= Lq, lv <= Lv are the tensors'
+    // extents, multiples of cpu_vector (any dims when cpu_vector = 1); the lanes past them
+    // are masked (q) or never written (o). Tensor cores: Lq = Lv, exact dims, or with
+    // tc_padded_head_dim the call's lq = lv (o's extent) a multiple of 8 up to the bucket,
+    // masked the same way in 16-byte groups.
     GeneratorParam<int> head_dim_qk{"head_dim_qk", 128};
     GeneratorParam<int> head_dim_v{"head_dim_v", 128};
     // true: derived bounds (product); false: full-width twin.
@@ -89,6 +94,7 @@ public:
     GeneratorParam<int> block_m{"block_m", extend_attention::Knobs{}.block_m};
     GeneratorParam<int> block_n{"block_n", extend_attention::Knobs{}.block_n};
     // ---- schedule knobs ----
+    // fp32 lanes of the head-dim vectors (also the granule of the call's head dims, above).
     GeneratorParam<int> cpu_vector{"cpu_vector", extend_attention::Knobs{}.cpu_vector};
     // Head-dim elements per online-softmax state (see generate()); 0 = the target's choice.
     GeneratorParam<int> acc_group{"acc_group", 0};
@@ -103,6 +109,10 @@ public:
     // fragment coordinates). The variant manifest chooses it per head dim (_lb_tc_tiles in
     // cmake/families/extend_attention.cmake: 2 above 128), next to the key tile.
     GeneratorParam<int> tc_o_split{"tc_o_split", 1};
+    // Tensor cores: the call's head dim at run time (above) instead of exactly head_dim. A
+    // separate variant: the runtime head-dim arithmetic costs the key loop ~10 % more
+    // instructions (9.7 against 8.8 SASS per HMMA at head dim 128).
+    GeneratorParam<bool> tc_padded_head_dim{"tc_padded_head_dim", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -253,19 +263,18 @@ public:
                 in->set_host_alignment(16);
             }
         } else {
-            for (Input<Buffer<>> *in : {q_extend, k_extend, k_buffer}) {
-                if (in) in->dim(0).set_min(0).set_extent(Lq).set_stride(1);
-            }
-            for (Input<Buffer<>> *in : {v_extend, v_buffer}) {
-                if (in) in->dim(0).set_min(0).set_extent(Lv).set_stride(1);
-            }
+            // Head dims at run time (up to the bucket Lq / Lv): no extent constraint.
             for (Input<Buffer<>> *in : {q_extend, k_extend, v_extend, k_buffer, v_buffer}) {
                 if (!in) continue;
+                in->dim(0).set_min(0).set_stride(1);
                 in->dim(1).set_min(0);
                 in->dim(2).set_min(0);
             }
         }
-        o_extend->dim(0).set_min(0).set_extent(Lv).set_stride(1);
+        o_extend->dim(0).set_min(0).set_stride(1);
+        if (tensor_core && !tc_padded_head_dim) o_extend->dim(0).set_extent(Lv);
+        // The LSE in any layout ([T, Hq] with any strides, a transposed one included).
+        if (lse && !tensor_core) lse->dim(0).set_stride(Expr());
         if (prefix_lens) prefix_lens->dim(0).set_min(0).set_stride(Expr());
         qo_indptr->dim(0).set_min(0).set_stride(Expr());
         kv_indptr->dim(0).set_min(0).set_stride(Expr());
@@ -352,7 +361,10 @@ public:
         Expr slot = cast<int32_t>(clamp(slot_raw, cast(slot_raw.type(), 0), cast(slot_raw.type(), num_slots - 1)));
         Expr n_row = clamp(q0_b + key, 0, T - 1);
         // The query tile in fp32: q_tile(dq, qi, qt, h, b) = q[q0_b + qt*BM + qi, h, dq].
-        q_tile(dq, qi, qt, h, b) = widen_to_float((*q_extend)(dq, h, q_row));
+        // The call's head dims: lanes dq >= lq of q are 0 (so q.k ignores them), and every
+        // q/k/v element index is kept inside its row (in_row).
+        Expr lq = q_extend->dim(0).extent(), lv = o_extend->dim(0).extent();
+        q_tile(dq, qi, qt, h, b) = select(dq < lq, widen_to_float((*q_extend)(in_row(dq, lq), h, q_row)), 0.0f);
         Expr qv = q_tile(rd * V + lane, qi, qt, h, b);
         Func dots[2] = {dot_p, dot_e}, scores[2] = {score_p, score_e};
         for (int st = 0; st < sem.num_stages; st++) {
@@ -361,7 +373,7 @@ public:
             Expr k_row = st == 0 ? slot : n_row;
             dot(lane, key, qi, qt, h, b) = 0.0f;
             dot(lane, key, qi, qt, h, b) =
-                strict_float(dot(lane, key, qi, qt, h, b) + qv * widen_to_float((*k_in)(rd * V + lane, kvh, k_row)));
+                strict_float(dot(lane, key, qi, qt, h, b) + qv * widen_to_float((*k_in)(in_row(rd * V + lane, lq), kvh, k_row)));
             Expr sum = dot(0, key, qi, qt, h, b);
             for (int l = 1; l < V; l++) sum += dot(l, key, qi, qt, h, b);
             // strict_float (here and in the state update): Halide and LLVM may not
@@ -384,14 +396,14 @@ public:
                                  : clamp(q0_b + kk, 0, T - 1);
             Input<Buffer<>> *v_in = st == 0 ? v_buffer : v_extend;
             auto v = [&](const Expr &dv) {
-                Expr val = widen_to_float((*v_in)(dv, kvh, v_row));
+                Expr val = widen_to_float((*v_in)(in_row(dv, lv), kvh, v_row));
                 return st == 0 && sem.list_value_scale.defined() ? val * sem.list_value_scale : val;
             };
             online_update(scores[st](kk, qi, qt, h, b), v, bounded ? Expr() : vis[st]);
         }
 
-        // ---- finish: sinks, then the semantics' normalisation (K7: empty rows -> 0 /
-        //      -inf; K8: (acc / den) * v_scale, 0/0 = NaN, spec §3.8) ----
+        // ---- finish: sinks, then the semantics' normalisation (an empty row -> 0, LSE
+        //      -inf; K8 also * v_scale) ----
         const int G = acc_group_size();
         Expr gd = d / G;
         Expr mx = state(gd, qi, qt, h, b)[0], den = state(gd, qi, qt, h, b)[1];
@@ -579,7 +591,8 @@ private:
     //   window, causal and the two-sided window all on the list; a custom mask (request b's
     //   E x N matrix at mask_indptr[b], key j column j) replaces the causal rule;
     //   logit: q.k * (scale * k_scale) for every key; xai L / (qpos + 1) for qpos >= L;
-    //   output (acc / den) * v_scale, with no empty-row guard (0/0 = NaN).
+    //   output (acc / den) * v_scale; a row that sees no key -> 0, as K7's (SGLang's
+    //   unified kernel divides 0 by 0 there and returns NaN: a deliberate difference).
     Semantics k8_semantics(const RequestRanges &r, const Expr &big) {
         Semantics sem;
         sem.num_stages = 1;
@@ -603,7 +616,7 @@ private:
             return capped_and_tempered(plain(dot, list_key), xai);
         };
         Expr vs = *v_scale;
-        sem.normalise = [=](const Expr &acc, const Expr &den) { return (acc / den) * vs; };
+        sem.normalise = [=](const Expr &acc, const Expr &den) { return select(den > 0.0f, (acc / den) * vs, 0.0f); };
         return sem;
     }
 
@@ -620,8 +633,19 @@ private:
             return (*mask)(cast<int32_t>(i)) != cast<uint8_t>(0);
         };
     }
-    // sm_scale, 0 -> 1/sqrt(Lq).
-    Expr logit_scale() const { return select(*sm_scale == 0.0f, 1.0f / std::sqrt(float(int(head_dim_qk))), *sm_scale); }
+    // sm_scale, 0 -> 1/sqrt(Lq) of the call.
+    Expr logit_scale() const {
+        // The call's Lq: q's extent (CPU/SIMT), o's (padded tensor cores), else the constant.
+        Expr default_scale;
+        if (!tensor_core) {
+            default_scale = 1.0f / sqrt(cast<float>(q_extend->dim(0).extent()));
+        } else if (tc_padded_head_dim) {
+            default_scale = 1.0f / sqrt(cast<float>(o_extend->dim(0).extent()));
+        } else {
+            default_scale = Expr(1.0f / std::sqrt(float(int(head_dim_qk))));
+        }
+        return select(*sm_scale == 0.0f, default_scale, *sm_scale);
+    }
     // The logit cap (cap > 0: cap * tanh(s / cap)), then the xai temperature (L > 0: * xai).
     Expr capped_and_tempered(const Expr &s, const Expr &xai) const {
         Expr cap = *logit_cap, xl = *xai_temperature_len;
@@ -678,17 +702,30 @@ private:
         // The lane's row of half rr (0: g, 1: g + 8) in q tile qt, clamped into the request.
         auto row_of = [&](const Expr &rr) { return clamp(qt * 16 + 8 * rr + g_of_lane, 0, max(E_b - 1, 0)); };
 
-        // Pair `pair` of head `head` in row `row` of flat view `which` (0 q_extend, 1 k_extend,
-        // 2 v_extend, 3 k_buffer, 4 v_buffer; K8 0 q, 3 k_buffer, 4 v_buffer).
-        auto pair_at = [&](int which, const Expr &pair, const Expr &head, const Expr &row) {
+        // The head dim in 16-byte groups of 4 pairs: a head's row is `groups` groups (heads
+        // contiguous inside a row), D / 8, or with tc_padded_head_dim the call's (lq = lv <=
+        // D, o's extent, a multiple of 8): then a lane's loads are whole groups clamped into
+        // the row (groups past it: the q lanes are 0, so q.k ignores them; o columns past it
+        // are never written). Exact dims have neither clamp nor mask (the simplifier cannot
+        // prove them away: +10 % SASS in the key loop).
+        const bool padded = tc_padded_head_dim;
+        Expr groups = padded ? o_extend->dim(0).extent() / 8 : Expr(D / 8);
+        // Pair w of 16-byte group `group` of head `head` in row `row` of flat view `which`
+        // (0 q_extend, 1 k_extend, 2 v_extend, 3 k_buffer, 4 v_buffer; K8 0 q, 3 k_buffer,
+        // 4 v_buffer): pair 4 group + w, `pair` the same written as the caller's sum (the
+        // exact form's address expression, as Halide best simplifies it).
+        auto pair_at = [&](int which, const Expr &group, const Expr &pair, const Expr &head, const Expr &row) {
             Input<Buffer<>> *views[5] = {q_extend, k_extend, v_extend, k_buffer, v_buffer};
             Expr row_pairs = 4 * *row_stride_16b[which];
-            return (*views[which])(row * row_pairs + head * (D / 2) + pair);
+            if (!padded) return (*views[which])(row * row_pairs + head * (D / 2) + pair);
+            return (*views[which])(row * row_pairs + head * (4 * groups) + 4 * min(group, groups - 1) + w);
         };
-        // Q fragments: pairs 16c + 4t + w of the lane's row rr (k permuted inside each
-        // 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K gets the same
-        // permutation, so q.k is unchanged).
-        tc.q(w, rr, lane, c, qt, h, b) = pair_at(0, 16 * c + 4 * t_of_lane + w, h, clamp(q0_b + row_of(rr), 0, T - 1));
+        // Q fragments: pairs 16c + 4t + w (group 4c + t) of the lane's row rr (k permuted
+        // inside each 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K
+        // gets the same permutation, so q.k is unchanged); 0 past the call's head dim.
+        Expr q_group = 4 * c + t_of_lane;
+        Expr q_pairs = pair_at(0, q_group, 16 * c + 4 * t_of_lane + w, h, clamp(q0_b + row_of(rr), 0, T - 1));
+        tc.q(w, rr, lane, c, qt, h, b) = padded ? select(q_group < groups, q_pairs, cast<uint32_t>(0)) : q_pairs;
 
         // Per stage: K and V fragments, the S tile, the key-tile RDom.
         // Stage 0 keys are list keys (K7: the paged prefix, K8: the unified list), in cache
@@ -701,12 +738,13 @@ private:
         for (int st = 0; st < sem.num_stages; st++) {
             const int kin = st == 0 ? 3 : 1, vin = st == 0 ? 4 : 2;
             Expr key_row = st == 0 ? Expr(tc.slot(nt, lane, kt, b)) : ext_row;
-            // K: pairs 16c + 4t + w of key 8nt + g.
-            tc.k[st](w, lane, nt, c, kt, h, b) = pair_at(kin, 16 * c + 4 * t_of_lane + w, kvh, key_row);
+            // K: pairs 16c + 4t + w (group 4c + t) of key 8nt + g.
+            tc.k[st](w, lane, nt, c, kt, h, b) = pair_at(kin, 4 * c + t_of_lane, 16 * c + 4 * t_of_lane + w, kvh, key_row);
             // V: pairs 16dq + 4t + w (head-dim columns 32dq + 8t + 2w, +1) of key 16ku + 8hf + g;
             // movmatrix turns them into the B operand (pairs along keys) below.
             Expr v_row = st == 0 ? Expr(tc.slot(2 * ku + hf, lane, kt, b)) : substitute(nt.name(), 2 * ku + hf, ext_row);
-            tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) = pair_at(vin, 16 * (dq + NCO * os) + 4 * t_of_lane + w, kvh, v_row);
+            tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) =
+                pair_at(vin, 4 * (dq + NCO * os) + t_of_lane, 16 * (dq + NCO * os) + 4 * t_of_lane + w, kvh, v_row);
             // S tile: n-tile nt, the C fragment {row g: keys 2t, 2t+1; row g+8: the same}.
             Func s = tc.s[st];
             tc.rs[st] = RDom(0, 2, 0, NC, st == 0 ? "rs_list" : "rs_extend");  // x = mma step in chunk y
@@ -832,8 +870,7 @@ private:
             tc.row_sum(lane, os, qt, h, b) = Tuple(l[0], l[1]);
         }
 
-        // ---- finish (as the CPU's, in log2 units): sinks, normalise; K7 empty rows -> 0 /
-        //      -inf, K8 (acc / den) * v_scale ----
+        // ---- finish (as the CPU's, in log2 units): sinks, the semantics' normalisation ----
         std::vector<Expr> accs;
         for (int i = 0; i < DS / 2; i++) accs.push_back(tc.state(lane, os, qt, h, b)[i]);
         Expr mx = select(hr == 0, tc.state(lane, os, qt, h, b)[M0], tc.state(lane, os, qt, h, b)[M0 + 1]);
@@ -865,6 +902,16 @@ private:
         Expr E_r = lens(b_r)[1];
         ro.where(bounded ? qt_r * 16 < E_r : E_r > 0);
         Expr t_r = ro[4] % 4, g_r = ro[4] / 4;  // (index arithmetic of the stores only)
+        // The lane's column of o. Padded head dims: only the call's lv columns are stored (a
+        // lane-dependent predicate on the stores alone, after every warp-collective call:
+        // ptx_link's epilogue rule), and the index is clamped into o so that bounds
+        // inference (which ignores predicates) asks for lv columns only.
+        Expr lv = o_extend->dim(0).extent();
+        Expr col = 32 * (ro[2] + NCO * os_r) + 8 * t_r + 2 * ro[1] + ro[0];
+        if (padded) {
+            ro.where(col < lv);
+            col = min(col, lv - 1);
+        }
         auto out_row = [&](const Expr &hrr) {
             Expr m = clamp(qt_r * 16 + 8 * hrr + g_r, 0, max(E_r - 1, 0));
             return clamp(lens(b_r)[0] + m, 0, T - 1);
@@ -872,7 +919,7 @@ private:
         Expr fin_r = fin(ro[0], ro[1], ro[2], ro[3], ro[4], os_r, qt_r, h_r, b_r)[0];
         Func o = *o_extend;
         o(d, h, t) = undef(Type(dtype));
-        o(32 * (ro[2] + NCO * os_r) + 8 * t_r + 2 * ro[1] + ro[0], h_r, out_row(ro[3])) = narrow_from_float(Type(dtype), fin_r);
+        o(col, h_r, out_row(ro[3])) = narrow_from_float(Type(dtype), fin_r);
         if (with_lse) {
             // Over the same RDom as o, so that the schedule can fuse the two scatters at the
             // lane (compute_with): every lane of the quad (and every O part) writes its rows'
@@ -883,6 +930,17 @@ private:
             l(h_r, out_row(ro[3])) = fin(ro[0], ro[1], ro[2], ro[3], ro[4], os_r, qt_r, h_r, b_r)[1];
         }
         finish = fin;
+    }
+
+    // Element e (< the bucket) of a head-dim row whose call length is `len`, kept inside the
+    // row (memory safety; q lanes past len are masked, o columns past len never written).
+    // A vector of V consecutive elements clamps its first element only, so it stays one
+    // dense load: exact for every element < len when len is a multiple of V (the runtime's
+    // rule), and any len when V = 1.
+    Expr in_row(const Expr &e, const Expr &len) const {
+        const int V = cpu_vector;
+        if (V == 1) return min(e, len - 1);
+        return min(e / V * V, max(len - V, 0)) + e % V;
     }
 
     // Tensor cores: warps per q tile (tc_o_split), a divisor of the block's warps.

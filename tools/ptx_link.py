@@ -13,7 +13,10 @@ them: the driver cannot load it. For every PTX module embedded in the object thi
      (ld.local / st.local / a local depot: Halide placed state in memory, not registers);
      no mma.sync at all; a conditional branch whose predicate derives from %tid.x or
      %laneid (warp-collective mma / movmatrix / shfl must never sit under lane-dependent
-     control flow; %tid.y, %ctaid.* are uniform across a warp of 32 lanes in x);
+     control flow; %tid.y, %ctaid.* are uniform across a warp of 32 lanes in x), unless it
+     lies in the function's epilogue: after its last warp-collective instruction, with no
+     branch from there back to or before that instruction (so no collective can run after
+     it; the kernels' stores of the columns past the call's head dim are such branches);
   3. when ptxas is available, compiles it for sm_90 and fails on spills above
      --max-spill-bytes or on registers x --threads-per-block > 65536 (one block would not
      fit on a streaming multiprocessor; Halide states no .maxntid, so ptxas cannot know);
@@ -241,6 +244,24 @@ def lane_dependent_branches(function_text):
             if guard and opcode.startswith("bra") and guard[1:] in tainted]
 
 
+COLLECTIVE = re.compile(r"\b(?:mma|movmatrix|shfl)\.sync\b")
+LABEL = re.compile(r"^\s*([\w$]+):")
+BRANCH_TARGET = re.compile(r"\bbra(?:\.uni)?\s+([\w$]+)\s*;")
+
+
+def epilogue_start(function_text):
+    """Line number of the function's last warp-collective instruction when every line after
+    it is epilogue (no branch from after it to a label at or before it), else None."""
+    lines = function_text.split("\n")
+    last = max((n for n, line in enumerate(lines, 1) if COLLECTIVE.search(re.sub(r"//.*", "", line))), default=0)
+    early = {m.group(1) for line in lines[:last] if (m := LABEL.match(line))}
+    for line in lines[last:]:
+        m = BRANCH_TARGET.search(re.sub(r"//.*", "", line))
+        if m and m.group(1) in early:
+            return None
+    return last
+
+
 def functions(ptx):
     """(name, text) of each .entry / .func body."""
     heads = list(re.finditer(r"^\.(?:visible \.|weak \.)?(?:entry|func)\s+(?:\([^)]*\)\s*)?(\w+)", ptx, re.M))
@@ -262,8 +283,13 @@ def lint(ptx, where):
                       "registers went to memory (check store_in(Register) and constant extents)")
     if census["mma"] == 0:
         errors.append("no mma.sync: a TENSOR_CORE variant that uses no tensor core")
+    census["epilogue_branches"] = 0
     for function, text in functions(ptx):
+        epilogue = epilogue_start(text)
         for line, guard in lane_dependent_branches(text):
+            if epilogue is not None and line > epilogue:
+                census["epilogue_branches"] += 1
+                continue
             errors.append(f"{function}: branch on lane-dependent predicate {guard} (line {line} of the function: "
                           f"'{text.split(chr(10))[line - 1].strip()}'); mma/movmatrix/shfl must not be under "
                           "lane-dependent control flow")
@@ -395,7 +421,8 @@ def main():
             inlined_text = ", ".join(f"{n} x{c}" for n, c in sorted(counts.items()))
             print(f"ptx_link {where}: inlined {inlined_text or 'nothing'}; mma {census['mma']}, "
                   f"movmatrix {census['movmatrix']}, shfl {census['shfl']}, ex2 {census['ex2']}, "
-                  f"branches {census['bra']} (none lane-dependent); {summary}")
+                  f"branches {census['bra']} ({census['epilogue_branches']} lane-dependent, all after the last "
+                  f"warp-collective instruction); {summary}")
             modules.append((fnv1a64(original), cubin, inlined))
         write_source(a.output, variant, modules)
     except (LinkError, OSError, UnicodeDecodeError) as e:

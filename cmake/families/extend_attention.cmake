@@ -44,15 +44,60 @@ macro(_lb_lse_facts lse)
     endif ()
 endmacro()
 
-# livebound_k7_cuda(<form> <dt> <dqk> <dv> <idx> <lse>): one CUDA attention variant.
-function(livebound_k7_cuda form dt dqk dv idx lse)
+# Head-dim buckets. A CPU/SIMT variant's head_dim_qk / head_dim_v are the largest dims it
+# serves: a call with lq <= Lq and lv <= Lv, both multiples of the variant's vector width
+# (cpu_vector), runs it with the lanes past its dims masked (generator: in_row). Entries are
+# <Lq>_<Lv>_<vector>. The runtime picks the smallest bucket that serves the call
+# (docs/extend_attention.md, "Head dims"). CPU: every SGLang head dim --
+#   32_32_1: any dims up to 32, not multiples of 8 included (SGLang's test dim 13), scalar;
+#   64_64_8, 96_96_8 (80, 96), 128_128_8 (112, 128), 192_128_8 (Lq != Lv, 192/128),
+#   256_256_8 (160 .. 256), 576_512_8 (MLA absorbed, 576/512).
+set(LIVEBOUND_K7_CPU_BUCKETS 32_32_1 64_64_8 96_96_8 128_128_8 192_128_8 256_256_8 576_512_8)
+
+# Sets dqk, dv and vec in the caller from a bucket entry.
+macro(_lb_bucket_facts bucket)
+    string(REPLACE "_" ";" _lb_b "${bucket}")
+    list(GET _lb_b 0 dqk)
+    list(GET _lb_b 1 dv)
+    list(GET _lb_b 2 vec)
+endmacro()
+
+# The dims part of a variant name: d<Lq>_<Lv>, or s<Lq>_<Lv> for a scalar (vector 1) bucket.
+function(_lb_bucket_name dqk dv vec out)
+    if (vec EQUAL 1)
+        set(${out} s${dqk}_${dv} PARENT_SCOPE)
+    else ()
+        set(${out} d${dqk}_${dv} PARENT_SCOPE)
+    endif ()
+endfunction()
+
+# livebound_k7_simt(<target> <form> <dt> <dqk> <dv> <vec> <idx> <lse>): one CPU/SIMT attention
+# variant of head-dim bucket dqk/dv. CPU variants always have the LSE output (the runtime
+# hands a scratch block when the caller passes none; lse is 1 there and not in the name);
+# a device kernel cannot get scratch without allocating, so CUDA builds both forms.
+function(livebound_k7_simt target form dt dqk dv vec idx lse)
     _lb_attention_facts(${form} ${dt} ${idx})
     _lb_lse_facts(${lse})
-    set(name lb_k7_cuda_${form}_${dt}_d${dqk}_${dv}_i${i}_${lse_tag})
-    livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda LARGE_BUFFERS
-                         PARAMS dtype=${halide_type} index_type=${idx} head_dim_qk=${dqk} head_dim_v=${dv}
-                                bounded=${bounded} with_lse=${with_lse})
-    set(_lb_k7_table "${_lb_k7_table}LB_K7_ATTN(cuda, ${form}, ${dt}, ${dqk}, ${dv}, ${idx}, ${with_lse}, ${name})\n" PARENT_SCOPE)
+    _lb_bucket_name(${dqk} ${dv} ${vec} dims)
+    set(name lb_k7_${target}_${form}_${dt}_${dims}_i${i})
+    if (target STREQUAL "cuda")
+        set(name ${name}_${lse_tag})
+    endif ()
+    # (The CUDA variants keep the default vector width 8, the CPU ones the default LSE on.)
+    set(params dtype=${halide_type} index_type=${idx} head_dim_qk=${dqk} head_dim_v=${dv})
+    if (target STREQUAL "cuda")
+        if (NOT vec EQUAL 8)
+            message(FATAL_ERROR "livebound_k7_simt: CUDA variants use vector width 8")
+        endif ()
+        list(APPEND params bounded=${bounded} with_lse=${with_lse})
+    else ()
+        list(APPEND params cpu_vector=${vec} bounded=${bounded})
+    endif ()
+    # KV pools pass 2^31 elements (num_slots x Hkv x Lq).
+    livebound_add_kernel(${name} GENERATOR extend_attention TARGET ${target} LARGE_BUFFERS PARAMS ${params})
+    set(_lb_k7_table
+        "${_lb_k7_table}LB_K7_ATTN(${target}, ${form}, ${dt}, ${dqk}, ${dv}, ${vec}, ${idx}, ${with_lse}, ${name})\n"
+        PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 
@@ -98,28 +143,45 @@ function(_lb_tc_expected_mma d bn o_split stages out)
     math(EXPR total "${per_tile} * ${stages} * 2")
     set(${out} ${total} PARENT_SCOPE)
 endfunction()
+# _lb_tc_padding(<padded> <d>): dims (d<d> exact, p<d> padded: any multiple of 8 up to d) and
+# padded_param (true | false) in the caller.
+macro(_lb_tc_padding padded d)
+    if ("${padded}" STREQUAL "PADDED")
+        set(dims p${d})
+        set(padded_param true)
+    else ()
+        set(dims d${d})
+        set(padded_param false)
+    endif ()
+endmacro()
+# livebound_k7_tc(<form> <dt> <d> <idx> <lse> [PADDED]): one K7 tensor-core variant, of head
+# dim d exactly or (PADDED) of any multiple of 8 up to d.
 function(livebound_k7_tc form dt d idx lse)
     _lb_attention_facts(${form} ${dt} ${idx})
     _lb_tc_tiles(${d} bn os spill)
     _lb_tc_expected_mma(${d} ${bn} ${os} 2 mma)
     _lb_lse_facts(${lse})
-    set(name lb_k7_cuda_tc_${form}_${dt}_d${d}_i${i}_${lse_tag})
+    _lb_tc_padding("${ARGN}" ${d})
+    set(name lb_k7_cuda_tc_${form}_${dt}_${dims}_i${i}_${lse_tag})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true dtype=${halide_type} index_type=${idx} head_dim_qk=${d} head_dim_v=${d}
-                                bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn} tc_o_split=${os})
-    set(_lb_k7_tc_table "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt}, ${d}, ${idx}, ${with_lse}, ${name})\n" PARENT_SCOPE)
+                                bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn} tc_o_split=${os}
+                                tc_padded_head_dim=${padded_param})
+    set(_lb_k7_tc_table "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt}, ${d}, ${padded_param}, ${idx}, ${with_lse}, ${name})\n"
+        PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 function(livebound_k8_tc form dt d idx)
     _lb_attention_facts(${form} ${dt} ${idx})
     _lb_tc_tiles(${d} bn os spill)
     _lb_tc_expected_mma(${d} ${bn} ${os} 1 mma)
-    set(name lb_k8_cuda_tc_${form}_${dt}_d${d}_i${i})
+    _lb_tc_padding("${ARGN}" ${d})
+    set(name lb_k8_cuda_tc_${form}_${dt}_${dims}_i${i})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} index_type=${idx}
                                 head_dim_qk=${d} head_dim_v=${d} bounded=${bounded} block_m=16 block_n=${bn}
-                                tc_o_split=${os})
-    set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt}, ${d}, ${idx}, ${name})\n" PARENT_SCOPE)
+                                tc_o_split=${os} tc_padded_head_dim=${padded_param})
+    set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt}, ${d}, ${padded_param}, ${idx}, ${name})\n" PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 if ("cuda" IN_LIST LIVEBOUND_TARGETS)
@@ -132,6 +194,14 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
         livebound_k7_tc(bounded fp16 64 int64 ${lse})
     endforeach ()
     livebound_k7_tc(bounded bf16 128 int32 0)
+    # Head dims other than 64 / 128 / 256 (bf16 bounded): 96 exactly, and padded variants of
+    # 96 for 72-88 (SGLang's 80) -- a padded variant serves any multiple of 8 up to its head
+    # dim at ~10 % more SASS per HMMA in the key loop than an exact one. Other dims run the
+    # SIMT buckets.
+    foreach (lse IN ITEMS 1 0)
+        livebound_k7_tc(bounded bf16 96 int64 ${lse})
+        livebound_k7_tc(bounded bf16 96 int64 ${lse} PADDED)
+    endforeach ()
     # Head dim 256 (bf16, as the SIMT set): O split over two warps per q tile.
     livebound_k7_tc(bounded bf16 256 int64 1)
     livebound_k7_tc(bounded bf16 256 int64 0)
@@ -140,6 +210,8 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
     livebound_k8_tc(full bf16 128 int64)
     livebound_k8_tc(bounded fp16 128 int64)
     livebound_k8_tc(bounded bf16 64 int64)
+    livebound_k8_tc(bounded bf16 96 int64)
+    livebound_k8_tc(bounded bf16 96 int64 PADDED)
 endif ()
 
 foreach (target IN LISTS LIVEBOUND_TARGETS)
@@ -149,87 +221,61 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                 string(REPLACE "_" ";" dl "${dims}")
                 list(GET dl 0 dqk)
                 list(GET dl 1 dv)
-                livebound_k7_cuda(bounded bf16 ${dqk} ${dv} int64 ${lse})
+                livebound_k7_simt(cuda bounded bf16 ${dqk} ${dv} 8 int64 ${lse})
                 if (NOT dims STREQUAL "256_256")
-                    livebound_k7_cuda(bounded fp16 ${dqk} ${dv} int64 ${lse})
+                    livebound_k7_simt(cuda bounded fp16 ${dqk} ${dv} 8 int64 ${lse})
                 endif ()
             endforeach ()
-            livebound_k7_cuda(full bf16 128 128 int64 ${lse})
+            livebound_k7_simt(cuda full bf16 128 128 8 int64 ${lse})
         endforeach ()
-        livebound_k7_cuda(bounded bf16 128 128 int32 0)
-        livebound_k7_cuda(full bf16 256 256 int64 0)
+        livebound_k7_simt(cuda bounded bf16 128 128 8 int32 0)
+        livebound_k7_simt(cuda full bf16 256 256 8 int64 0)
         continue ()
     endif ()
     foreach (dt IN ITEMS bf16 fp16)
-        if (dt STREQUAL "bf16")
-            set(halide_type bfloat16)
-        else ()
-            set(halide_type float16)
-        endif ()
-        # MLA-absorbed Lq != Lv (576/512) for bf16 only.
-        set(all_dims 128_128 64_64)
-        if (dt STREQUAL "bf16")
-            list(APPEND all_dims 576_512)
-        endif ()
-        foreach (dims IN LISTS all_dims)
-            string(REPLACE "_" ";" dl "${dims}")
-            list(GET dl 0 dqk)
-            list(GET dl 1 dv)
-            if (dt STREQUAL "bf16" AND dims STREQUAL "128_128")
-                set(index_types int32 int64)
-            else ()
-                set(index_types int64)
-            endif ()
-            foreach (idx IN LISTS index_types)
-                string(REPLACE "int" "" i ${idx})
-                foreach (form IN ITEMS bounded full)
-                    if (form STREQUAL "bounded")
-                        set(bounded true)
-                    else ()
-                        set(bounded false)
-                    endif ()
-                    set(name lb_k7_${target}_${form}_${dt}_d${dqk}_${dv}_i${i})
-                    # KV pools pass 2^31 elements (num_slots x Hkv x Lq).
-                    livebound_add_kernel(${name} GENERATOR extend_attention TARGET ${target} LARGE_BUFFERS
-                                         PARAMS dtype=${halide_type} index_type=${idx} head_dim_qk=${dqk}
-                                                head_dim_v=${dv} bounded=${bounded})
-                    string(APPEND _lb_k7_table
-                           "LB_K7_ATTN(${target}, ${form}, ${dt}, ${dqk}, ${dv}, ${idx}, true, ${name})\n")
-                    string(APPEND _lb_k7_headers "#include \"${name}.h\"\n")
-                endforeach ()
+        foreach (bucket IN LISTS LIVEBOUND_K7_CPU_BUCKETS)
+            _lb_bucket_facts(${bucket})
+            foreach (form IN ITEMS bounded full)
+                livebound_k7_simt(cpu ${form} ${dt} ${dqk} ${dv} ${vec} int64 1)
+                if (dt STREQUAL "bf16" AND bucket STREQUAL "128_128_8")
+                    livebound_k7_simt(cpu ${form} ${dt} ${dqk} ${dv} ${vec} int32 1)
+                endif ()
             endforeach ()
         endforeach ()
     endforeach ()
 endforeach ()
 
 # K8 extend_attention_fwd_unified: the same generator with unified=true (one stage over the
-# unified kv_indices list, no LSE). CPU: bf16/fp16 x 128/128, 64/64, int64 indices (int32
-# too for bf16 128/128), bounded and full-width. CUDA:
-# bounded bf16 64/64, 128/128 and fp16 128/128, full-width bf16 128/128.
+# unified kv_indices list, no LSE). CPU: bf16/fp16 x every head-dim bucket of K7's, int64
+# indices (int32 too for bf16 128/128), bounded and full-width. CUDA: bounded bf16 64/64,
+# 128/128 and fp16 128/128, full-width bf16 128/128 (head-dim buckets as K7's CUDA ones).
 set(_lb_k8_table "")
-function(livebound_k8 target form dt dqk dv idx)
+function(livebound_k8 target form dt dqk dv vec idx)
     _lb_attention_facts(${form} ${dt} ${idx})
-    set(name lb_k8_${target}_${form}_${dt}_d${dqk}_${dv}_i${i})
+    _lb_bucket_name(${dqk} ${dv} ${vec} dims)
+    set(name lb_k8_${target}_${form}_${dt}_${dims}_i${i})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET ${target} LARGE_BUFFERS
                          PARAMS unified=true with_lse=false dtype=${halide_type} index_type=${idx}
-                                head_dim_qk=${dqk} head_dim_v=${dv} bounded=${bounded})
-    set(_lb_k8_table "${_lb_k8_table}LB_K8_ATTN(${target}, ${form}, ${dt}, ${dqk}, ${dv}, ${idx}, ${name})\n" PARENT_SCOPE)
+                                head_dim_qk=${dqk} head_dim_v=${dv} cpu_vector=${vec} bounded=${bounded})
+    set(_lb_k8_table "${_lb_k8_table}LB_K8_ATTN(${target}, ${form}, ${dt}, ${dqk}, ${dv}, ${vec}, ${idx}, ${name})\n" PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 foreach (target IN LISTS LIVEBOUND_TARGETS)
     if (target STREQUAL "cpu")
         foreach (form IN ITEMS bounded full)
             foreach (dt IN ITEMS bf16 fp16)
-                livebound_k8(cpu ${form} ${dt} 128 128 int64)
-                livebound_k8(cpu ${form} ${dt} 64 64 int64)
+                foreach (bucket IN LISTS LIVEBOUND_K7_CPU_BUCKETS)
+                    _lb_bucket_facts(${bucket})
+                    livebound_k8(cpu ${form} ${dt} ${dqk} ${dv} ${vec} int64)
+                endforeach ()
             endforeach ()
-            livebound_k8(cpu ${form} bf16 128 128 int32)
+            livebound_k8(cpu ${form} bf16 128 128 8 int32)
         endforeach ()
     else ()
-        livebound_k8(cuda bounded bf16 128 128 int64)
-        livebound_k8(cuda bounded bf16 64 64 int64)
-        livebound_k8(cuda bounded fp16 128 128 int64)
-        livebound_k8(cuda full bf16 128 128 int64)
+        livebound_k8(cuda bounded bf16 128 128 8 int64)
+        livebound_k8(cuda bounded bf16 64 64 8 int64)
+        livebound_k8(cuda bounded fp16 128 128 8 int64)
+        livebound_k8(cuda full bf16 128 128 8 int64)
     endif ()
 endforeach ()
 

@@ -27,57 +27,73 @@ struct Variant {
     Target target;
     lb_variant form;
     Dt dtype;
-    int32_t head_dim_qk, head_dim_v;
+    // The head-dim bucket: the variant serves lq <= head_dim_qk and lv <= head_dim_v, both
+    // multiples of `vector` (cmake/families/extend_attention.cmake, LIVEBOUND_K7_CPU_BUCKETS).
+    int32_t head_dim_qk, head_dim_v, vector;
     lb_dtype index_dtype;
     bool with_lse;  // the variant has the lse output
     int (*run)(void **);
+
+    bool serves(int64_t lq, int64_t lv) const {
+        return lq >= 1 && lv >= 1 && lq <= head_dim_qk && lv <= head_dim_v && lq % vector == 0 && lv % vector == 0;
+    }
 };
 
 constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
 constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64;
 
 const Variant kVariants[] = {
-#define LB_K7_ATTN(target, form, dt, dqk, dv, idx, lse, name) \
-    {Target::target, k_##form, Dt::dt, dqk, dv, k_##idx, lse, name##_argv},
+#define LB_K7_ATTN(target, form, dt, dqk, dv, vec, idx, lse, name) \
+    {Target::target, k_##form, Dt::dt, dqk, dv, vec, k_##idx, lse, name##_argv},
 #include "livebound/k7_variants.inc"
 #undef LB_K7_ATTN
 };
 
-// CUDA tensor-core variants (Lq = Lv = head_dim): picked before the SIMT ones when one is
-// built for the call's facts and every q/k/v tensor has their layout (pair_view below).
+// CUDA tensor-core variants (Lq = Lv = head_dim; a padded one serves any Lq = Lv <= head_dim
+// that is a multiple of 8): picked before the SIMT ones when one serves the call's facts and
+// every q/k/v tensor has their layout (pair_view below).
 struct TensorCoreVariant {
     lb_variant form;
     Dt dtype;
     int32_t head_dim;
+    bool padded;
     lb_dtype index_dtype;
     bool with_lse;
     int (*run)(void **);
+
+    bool serves(int64_t Lq, int64_t Lv) const {
+        if (Lq != Lv) return false;
+        return padded ? Lq >= 8 && Lq % 8 == 0 && Lq <= head_dim : Lq == head_dim;
+    }
 };
 const TensorCoreVariant kTensorCoreVariants[] = {
-#define LB_K7_TC(form, dt, d, idx, lse, name) {k_##form, Dt::dt, d, k_##idx, lse, name##_argv},
+#define LB_K7_TC(form, dt, d, padded, idx, lse, name) {k_##form, Dt::dt, d, padded, k_##idx, lse, name##_argv},
 #include "livebound/k7_tc_variants.inc"
 #undef LB_K7_TC
-    {k_bounded, Dt::bf16, 0, k_int64, false, nullptr},  // end (the list is empty without CUDA)
+    {k_bounded, Dt::bf16, 0, false, k_int64, false, nullptr},  // end (the list is empty without CUDA)
 };
 const TensorCoreVariant kUnifiedTensorCoreVariants[] = {
-#define LB_K8_TC(form, dt, d, idx, name) {k_##form, Dt::dt, d, k_##idx, false, name##_argv},
+#define LB_K8_TC(form, dt, d, padded, idx, name) {k_##form, Dt::dt, d, padded, k_##idx, false, name##_argv},
 #include "livebound/k8_tc_variants.inc"
 #undef LB_K8_TC
-    {k_bounded, Dt::bf16, 0, k_int64, false, nullptr},  // end
+    {k_bounded, Dt::bf16, 0, false, k_int64, false, nullptr},  // end
 };
 
-// The built tensor-core variant for these facts, or null.
+// The built tensor-core variant for these facts: the exact one, else the padded one with
+// the smallest head dim that serves them; or null.
 template <size_t N>
 const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], lb_variant form, lb_dtype dt, int64_t Lq,
                                           int64_t Lv, lb_dtype index_dtype, bool lse) {
     const Dt want = dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16;
+    const TensorCoreVariant *best = nullptr;
     for (const auto &c : table) {
-        if (c.run && c.form == form && c.dtype == want && c.head_dim == Lq && Lq == Lv && c.index_dtype == index_dtype &&
-            c.with_lse == lse) {
-            return &c;
+        if (!c.run || c.form != form || c.dtype != want || c.index_dtype != index_dtype || c.with_lse != lse ||
+            !c.serves(Lq, Lv)) {
+            continue;
         }
+        if (!best || (best->padded && !c.padded) || (best->padded == c.padded && c.head_dim < best->head_dim)) best = &c;
     }
-    return nullptr;
+    return best;
 }
 
 // What a tensor-core variant reads of a [rows, heads, head_dim] 16-bit tensor: a flat 1-D
@@ -139,8 +155,8 @@ struct TensorCoreArgs {
 
 // K8 variants (no LSE output).
 const Variant kUnifiedVariants[] = {
-#define LB_K8_ATTN(target, form, dt, dqk, dv, idx, name) \
-    {Target::target, k_##form, Dt::dt, dqk, dv, k_##idx, false, name##_argv},
+#define LB_K8_ATTN(target, form, dt, dqk, dv, vec, idx, name) \
+    {Target::target, k_##form, Dt::dt, dqk, dv, vec, k_##idx, false, name##_argv},
 #include "livebound/k8_variants.inc"
 #undef LB_K8_ATTN
 };
@@ -222,19 +238,27 @@ void check_slot_values(const lb_tensor &kv_indptr, const lb_tensor &kv_indices, 
     }
 }
 
-// The variant of `table` for these facts, or LB_ERROR_UNSUPPORTED naming `arg` and what is built.
+// The variant of `table` for these facts whose head-dim bucket serves (Lq, Lv), the
+// smallest such bucket (least padding), or LB_ERROR_UNSUPPORTED naming `arg` and what is built.
 template <size_t N>
 const Variant &pick_variant(const Variant (&table)[N], const char *kernel, const char *arg, bool on_cuda, lb_variant form,
                             lb_dtype dt, int64_t Lq, int64_t Lv, lb_dtype index_dtype, bool lse, const std::string &lse_text,
                             const char *built) {
     const Dt want = dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16;
     const Target target = on_cuda ? Target::cuda : Target::cpu;
+    const Variant *best = nullptr;
     for (const auto &c : table) {
-        if (c.target == target && c.form == form && c.dtype == want && c.head_dim_qk == Lq && c.head_dim_v == Lv &&
-            c.index_dtype == index_dtype && c.with_lse == lse) {
-            return c;
+        if (c.target == target && c.form == form && c.dtype == want && c.serves(Lq, Lv) && c.index_dtype == index_dtype &&
+            c.with_lse == lse) {
+            // Least padded work first (q.k over Lq, P V over Lv), then the wider vector.
+            const int64_t size = int64_t(c.head_dim_qk) + c.head_dim_v;
+            if (!best || size < int64_t(best->head_dim_qk) + best->head_dim_v ||
+                (size == int64_t(best->head_dim_qk) + best->head_dim_v && c.vector > best->vector)) {
+                best = &c;
+            }
         }
     }
+    if (best) return *best;
     throw Failure(LB_ERROR_UNSUPPORTED, "argument '" + std::string(arg) + "': no " + kernel + " " +
                                             (on_cuda ? "CUDA" : "CPU") + " variant for dtype " + validate::dtype_name(dt) +
                                             ", Lq = " + std::to_string(Lq) + ", Lv = " + std::to_string(Lv) +
@@ -246,7 +270,7 @@ const Variant &pick_variant(const Variant (&table)[N], const char *kernel, const
 // into the buffer's extent). The kernels never use their values (their flags are off, or
 // no request has such a key), but may load them: on the CPU a host scalar; on CUDA nothing
 // may be allocated, so an 8-byte aligned scalar inside the caller's q (its first row has
-// Lq >= 64 elements: 128 contiguous bytes).
+// Lq >= 8 elements: 16 contiguous bytes, every CUDA variant's granule).
 struct StandIns {
     StandIns(bool on_cuda, const lb_tensor &q) {
         if (on_cuda) scalar = reinterpret_cast<void *>((reinterpret_cast<uintptr_t>(q.data) + 7) & ~uintptr_t{7});
@@ -335,7 +359,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     check_sinks(a.sinks, Hq, "Hq (q_extend heads)");
     const bool with_lse = !validate::is_absent(a.lse_extend);
     if (with_lse) {
-        validate::tensor(a.lse_extend, "lse_extend", {LB_FLOAT32}, 2);
+        validate::tensor(a.lse_extend, "lse_extend", {LB_FLOAT32}, 2, validate::Layout::any_strides);
         validate::extent_equals(a.lse_extend, "lse_extend", 0, T, "T (q_extend rows)");
         validate::extent_equals(a.lse_extend, "lse_extend", 1, Hq, "Hq (q_extend heads)");
     }
@@ -371,10 +395,11 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     const Variant *v = &pick_variant(
         kVariants, "K7", "q_extend", on_cuda, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse || !on_cuda,
         on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
-        on_cuda ? "CUDA builds: bounded bf16 64/128/256 and fp16 64/128 head dims with int64 kv_indices, with or "
-                  "without lse; bf16 128 with int32 kv_indices without lse; full-width bf16 128 (with or without lse) "
-                  "and 256 (without)"
-                : "CPU builds: bf16/fp16 x 128/128, 64/64, bf16 576/512; int32 indices for bf16 128/128");
+        on_cuda ? "CUDA builds: head dims that are multiples of 8, bounded bf16 up to 256 and fp16 up to 128 with "
+                  "int64 kv_indices, with or without lse; bf16 up to 128 with int32 kv_indices without lse; "
+                  "full-width bf16 up to 128 (with or without lse) and 256 (without)"
+                : "CPU builds: bf16/fp16, any head dims up to 32, multiples of 8 up to 256 (Lq, Lv independent up "
+                  "to 192/128) and up to 576/512; int32 kv_indices for bf16 up to 128");
     // Index values are checked where the host can read them; on CUDA the kernel clamps every
     // data-dependent index instead (memory safety), and nothing is read back (no sync).
     if (!on_cuda) {
@@ -416,8 +441,13 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
 
     // A tensor-core variant when one is built and q/k/v have its layout: they are then
     // passed as flat pair views, followed by their row strides, Hkv and the slot count.
+    // Its LSE rows have contiguous heads (a runtime head stride kept live across the key
+    // loop cost 10 % more SASS per HMMA at head dim 128); any other LSE layout runs SIMT.
+    const bool lse_heads_contiguous = !with_lse || a.lse_extend.shape[1] <= 1 || a.lse_extend.strides[1] == 1;
     const TensorCoreVariant *tcv =
-        on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse) : nullptr;
+        on_cuda && lse_heads_contiguous
+            ? find_tensor_core(kTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse)
+            : nullptr;
     TensorCoreArgs tc;
     const lb_tensor *qkv[5] = {&a.q_extend, &a.k_extend, &a.v_extend, &k_buffer, &v_buffer};
     if (tcv && !tc.take(qkv, 5)) tcv = nullptr;
@@ -508,10 +538,11 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     check_on_device(used, device);
     const Variant *v = &pick_variant(kUnifiedVariants, "K8", "q", on_cuda, a.variant, dt, Lq, Lv, a.kv_indices.dtype,
                                      false, "",
-                                     on_cuda ? "CUDA builds: bounded bf16 64/64, 128/128 and fp16 128/128, full-width "
-                                               "bf16 128/128, int64 kv_indices"
-                                             : "CPU builds: bf16/fp16 x 128/128, 64/64, int64 kv_indices; bf16 128/128 "
-                                               "int32");
+                                     on_cuda ? "CUDA builds: head dims that are multiples of 8, bounded bf16 up to "
+                                               "128 and fp16 up to 128, full-width bf16 up to 128, int64 kv_indices"
+                                             : "CPU builds: bf16/fp16, any head dims up to 32, multiples of 8 up to 256 "
+                                               "(Lq, Lv independent up to 192/128) and up to 576/512, int64 "
+                                               "kv_indices; int32 for bf16 up to 128");
     if (!on_cuda) {
         // The ranges (as K7) and the unified list: N_b = P_b + E_b, slots in range, the masks.
         check_indptr_values(a.qo_indptr, "qo_indptr", B, T, "T (q rows)", a.max_len_extend);

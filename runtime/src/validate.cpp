@@ -32,7 +32,7 @@ const char *dtype_name(lb_dtype dtype) {
 
 bool is_absent(const lb_tensor &t) { return t.data == nullptr && t.ndim == 0; }
 
-void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype> dtypes, int ndim) {
+void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype> dtypes, int ndim, Layout layout) {
     bool dtype_ok = false;
     std::string allowed;
     for (lb_dtype d : dtypes) {
@@ -57,7 +57,9 @@ void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype
         elements *= t.shape[d];
     }
     // Tables keep unit column stride (what the kernels were compiled for); 1-D tensors may be strided.
-    if (ndim == 2 && t.shape[1] > 1 && t.strides[1] != 1) {
+    if (layout == Layout::any_strides) {
+        // (the kernel was compiled for any strides)
+    } else if (ndim == 2 && t.shape[1] > 1 && t.strides[1] != 1) {
         bad_argument(name, "the column stride must be 1 (rows of contiguous columns), got " + std::to_string(t.strides[1]));
     }
     if (ndim > 2 && t.shape[ndim - 1] > 1 && t.strides[ndim - 1] != 1) {

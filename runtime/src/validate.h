@@ -18,8 +18,11 @@ std::string shape_text(const lb_tensor &t);  // "[d0, d1, ...]" for messages
 
 // dtype in `dtypes`, ndim (1..LB_MAX_DIMS) as given, shapes >= 0 and within int32, strides
 // in [1, 2^31) on every dimension longer than one, the last dimension contiguous when
-// ndim >= 2, data non-null when the tensor has elements.
-void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype> dtypes, int ndim);
+// ndim >= 2 (unless the kernel takes any layout: Layout::any_strides), data non-null when
+// the tensor has elements.
+enum class Layout { last_contiguous, any_strides };
+void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype> dtypes, int ndim,
+            Layout layout = Layout::last_contiguous);
 
 // shape[dim] == n (exact) or >= n (at_least).
 void extent_equals(const lb_tensor &t, const char *name, int dim, int64_t n, const char *what_n);

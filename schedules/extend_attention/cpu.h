@@ -18,8 +18,10 @@ inline void schedule_cpu(Stages &s, const Knobs &k) {
     // 2. The softmax state of every (tile, head, request) at root: the two stage updates
     //    run over (qt, h, b) fused into one parallel loop (pure Vars: no race), the
     //    outputs then scatter rows from it. Cost: Lv x BM x tiles x Hq x B x 3 floats of
-    //    scratch (the CUDA schedule keeps it per block instead).
-    s.state.compute_root();
+    //    scratch (the CUDA schedule keeps it per block instead). The whole head-dim bucket
+    //    (Lv / G states), not the call's lv: the vector loop stays whole and tail-free;
+    //    columns past lv are never written out.
+    s.state.compute_root().bound(s.g, 0, s.head_dim_v / s.acc_group);
     s.state.fuse(s.qt, s.h, tile).fuse(tile, s.b, work).parallel(work).vectorize(s.g, V);
     //    Per stage: chunk (r.y) outside the tile's rows (qi) outside the keys of the chunk
     //    (r.x) outside the head dim (g: G = 1, one state per element). The chunk-level predicates mention only r.y and

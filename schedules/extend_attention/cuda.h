@@ -35,10 +35,13 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
     //    the scatter (rows of different requests are disjoint for valid qo_indptr, hence
     //    allow_race_conditions, as on the CPU) -- one thread per row. In a dead tile no
     //    thread computes its state (`state.used`, from the row predicates). Each thread writes its
-    //    row's head-dim elements, unrolled (mux(d % G) folds to one register each).
+    //    row's head-dim elements, unrolled (mux(d % G) folds to one register each): the
+    //    call's lv columns of the bucket's Lv, each store guarded by d < lv.
     Stage out = s.out.update();
+    Var d_part{"d_part"}, d_col{"d_col"};
     out.reorder(s.d, s.ro.x, s.ro.w, s.ro.y, s.ro.z).allow_race_conditions();
-    out.gpu_blocks(s.ro.y, s.ro.w, s.ro.z).gpu_threads(s.ro.x).unroll(s.d);
+    out.split(s.d, d_part, d_col, s.head_dim_v, TailStrategy::GuardWithIf);
+    out.gpu_blocks(s.ro.y, s.ro.w, s.ro.z).gpu_threads(s.ro.x).unroll(d_col);
     //    No loop partitioning anywhere in the kernel: Halide would otherwise split the tile
     //    and chunk loops into prologue / steady-state / epilogue copies of the whole body
     //    (the `likely` of the dead-tile predicate asks for it): 4x the code and compile

@@ -340,6 +340,35 @@ inline std::vector<ExtendCase> extend_cases() {
         c.custom_mask = true;
         add(c);
     }
+    // Head dims served by a larger bucket (cmake LIVEBOUND_K7_CPU_BUCKETS; lanes past the
+    // call's dims masked): SGLang's test dim 13 (the scalar bucket 32), 40 (64), 80 (96;
+    // bf16 on CUDA: the padded tensor-core variant p96), 96 (its own), 192/128 (Lq != Lv),
+    // 256.
+    {
+        ExtendCase c{"head_dim_13", 111, true, 4, 2, 13, 13, {40, 3, 17}, {25, 0, 9}};
+        c.window = 11;
+        add(c);
+        ExtendCase f{"fp16_head_dim_40_cap_sinks", 112, false, 4, 1, 40, 40, {33, 64}, {0, 45}};
+        f.logit_cap = 6.0f;
+        f.sinks = true;
+        add(f);
+        ExtendCase e{"fp16_head_dim_80", 113, false, 8, 2, 80, 80, {70, 1, 33}, {20, 90, 0}};
+        e.window = 24;
+        add(e);
+        ExtendCase p{"head_dim_80_sinks", 117, true, 8, 2, 80, 80, {65, 9, 40}, {30, 70, 0}};
+        p.sinks = true;
+        p.window = 36;
+        add(p);
+        ExtendCase n{"head_dim_96_noncausal", 114, true, 8, 4, 96, 96, {45, 20}, {30, 0}};
+        n.causal = false;
+        add(n);
+        ExtendCase m{"head_dim_192_128", 115, true, 8, 2, 192, 128, {50, 7, 33}, {40, 0, 12}};
+        m.window = 30;
+        add(m);
+        ExtendCase w{"head_dim_256_window", 116, true, 4, 2, 256, 256, {60, 3, 30}, {0, 50, 20}};
+        w.window = 40;
+        add(w);
+    }
     return cs;
 }
 

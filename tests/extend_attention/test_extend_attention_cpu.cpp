@@ -245,5 +245,28 @@ TEST(ExtendEdge, NoRows) {
     EXPECT_EQ(lb_extend_attention_fwd(&buf0.args, cpu_device()), LB_OK) << lb_last_error();
 }
 
+// lse_extend in any layout: a [T, Hq] view of [Hq, T] storage (torch's lse.t(), strides
+// (1, T)) gets the same values as the contiguous one, and nothing outside its elements.
+TEST(ExtendLayouts, TransposedLseEqualsContiguous) {
+    ExtendCase c{"transposed_lse", 7, true, 8, 2, 64, 64, {40, 3, 17}, {25, 0, 9}};
+    c.window = 20;
+    const ExtendProblem p = make_problem(c);
+    std::vector<float> lse_rows;
+    const std::vector<uint16_t> o_rows = run(p, c, LB_BOUNDED, &lse_rows);
+
+    ExtendBuffers buf;
+    make_args(p, c, LB_BOUNDED, &buf);
+    std::vector<float> by_head(size_t(p.Hq * p.T + 5), kPoisonLse);  // [Hq, T] storage, 5 spare
+    buf.args.lse_extend = lb_tensor{by_head.data(), LB_FLOAT32, 2, {p.T, p.Hq}, {1, p.T}};
+    ASSERT_EQ(lb_extend_attention_fwd(&buf.args, cpu_device()), LB_OK) << lb_last_error();
+    EXPECT_EQ(0, std::memcmp(buf.o.data(), o_rows.data(), o_rows.size() * 2)) << "o differs with a transposed lse";
+    for (int64_t t = 0; t < p.T; t++) {
+        for (int64_t h = 0; h < p.Hq; h++) {
+            ASSERT_EQ(by_head[size_t(h * p.T + t)], lse_rows[size_t(t * p.Hq + h)]) << "row " << t << " head " << h;
+        }
+    }
+    for (size_t i = size_t(p.Hq * p.T); i < by_head.size(); i++) ASSERT_EQ(by_head[i], kPoisonLse) << "spare " << i;
+}
+
 }  // namespace
 }  // namespace livebound::testing

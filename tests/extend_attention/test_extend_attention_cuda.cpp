@@ -257,17 +257,19 @@ bool tensor_core_built(const ExtendCase &c, lb_variant variant, bool with_lse) {
         lb_variant form;
         bool bf16;
         int64_t d;
-        bool index64, lse;
+        bool padded, index64, lse;
     };
     static const Built built[] = {
-#define LB_K7_TC(form, dt, d, idx, lse, name) \
-    {std::string(#form) == "bounded" ? LB_BOUNDED : LB_FULL_WIDTH, std::string(#dt) == "bf16", d, std::string(#idx) == "int64", lse},
+#define LB_K7_TC(form, dt, d, padded, idx, lse, name)                                                                \
+    {std::string(#form) == "bounded" ? LB_BOUNDED : LB_FULL_WIDTH, std::string(#dt) == "bf16", d, padded,           \
+     std::string(#idx) == "int64", lse},
 #include "livebound/k7_tc_variants.inc"
 #undef LB_K7_TC
-        {LB_BOUNDED, true, 0, true, false},  // end
+        {LB_BOUNDED, true, 0, false, true, false},  // end
     };
     for (const Built &b : built) {
-        if (b.d == c.Lq && c.Lq == c.Lv && b.form == variant && b.bf16 == c.bf16 && b.index64 == c.index64 && b.lse == with_lse) {
+        const bool serves = c.Lq == c.Lv && (b.padded ? c.Lq <= b.d && c.Lq % 8 == 0 : c.Lq == b.d);
+        if (serves && b.form == variant && b.bf16 == c.bf16 && b.index64 == c.index64 && b.lse == with_lse) {
             return true;
         }
     }
@@ -367,19 +369,33 @@ constexpr int64_t kLeadRows = 3, kTailRows = 5;
 // 128/128 with int32 kv_indices without the LSE only; full-width bf16 128/128 int64 (with
 // and without the LSE) and bf16 256/256 int64 without the LSE. Nothing else (576/512,
 // fp16 256/256, ...) is built for CUDA: the runtime refuses it (LB_ERROR_UNSUPPORTED).
+// A CUDA variant (k7_variants.inc) whose head-dim bucket serves the case: Lq, Lv up to the
+// bucket's, multiples of its vector width (the runtime's rule, Variant::serves).
 bool cuda_variant_built(const ExtendCase &c, lb_variant variant, bool with_lse) {
-    if (c.Lq != c.Lv) return false;
-    const int64_t d = c.Lq;
-    if (variant == LB_BOUNDED) {
-        if (!c.index64) return c.bf16 && d == 128 && !with_lse;
-        return c.bf16 ? (d == 64 || d == 128 || d == 256) : (d == 64 || d == 128);
+    struct Built {
+        bool cuda;
+        lb_variant form;
+        bool bf16;
+        int64_t dqk, dv, vec;
+        bool index64, lse;
+    };
+    static const Built built[] = {
+#define LB_K7_ATTN(target, form, dt, dqk, dv, vec, idx, lse, name)                                                    \
+    {std::string(#target) == "cuda", std::string(#form) == "bounded" ? LB_BOUNDED : LB_FULL_WIDTH,                  \
+     std::string(#dt) == "bf16", dqk, dv, vec, std::string(#idx) == "int64", lse},
+#include "livebound/k7_variants.inc"
+#undef LB_K7_ATTN
+    };
+    for (const Built &b : built) {
+        if (b.cuda && b.form == variant && b.bf16 == c.bf16 && b.index64 == c.index64 && b.lse == with_lse &&
+            c.Lq <= b.dqk && c.Lv <= b.dv && c.Lq % b.vec == 0 && c.Lv % b.vec == 0) {
+            return true;
+        }
     }
-    if (!c.bf16 || !c.index64) return false;
-    return d == 128 || (d == 256 && !with_lse);
+    return false;
 }
 
-// Head dims 256/256 (the spec's §A shape scaled down): the CPU build has no such variant.
-// (CUDA has bf16 256/256 only.)
+// Head dims 256/256 (the spec's §A shape scaled down), bf16 (CUDA has bf16 256/256 only).
 std::vector<ExtendCase> d256_cases() {
     std::vector<ExtendCase> cs;
     ExtendCase w{"cuda_bf16_d256_window", 131, true, 16, 8, 256, 256, {200, 3, 70}, {0, 90, 40}};
@@ -432,7 +448,8 @@ TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
 }
 
 // Shapes and forms the CUDA build does not have, beyond the accuracy cases: fp16 256/256,
-// full-width fp16 and 64/64, full-width 256/256 with the LSE, int32 kv_indices with the LSE.
+// full-width fp16, full-width 256/256 with the LSE, int32 kv_indices with the LSE, head
+// dims that are not multiples of 8 (13).
 using CudaExtendUnsupported = CudaExtendBase;
 
 TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
@@ -444,12 +461,12 @@ TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
     ExtendCase f256{"fp16_d256", 151, false, 8, 2, 256, 256, {40, 3}, {10, 20}};
     ExtendCase f64{"fp16_d64", 152, false, 8, 2, 64, 64, {40, 3}, {10, 20}};
     ExtendCase b256{"bf16_d256", 153, true, 8, 2, 256, 256, {40, 3}, {10, 20}};
-    ExtendCase b64{"bf16_d64", 154, true, 8, 2, 64, 64, {40, 3}, {10, 20}};
+    ExtendCase b13{"bf16_d13", 154, true, 8, 2, 13, 13, {40, 3}, {10, 20}};
     ExtendCase i32{"bf16_d128_i32", 155, true, 8, 2, 128, 128, {40, 3}, {10, 20}};
     i32.index64 = false;
     const std::vector<Form> forms = {
         {f256, LB_BOUNDED, true},     {f256, LB_BOUNDED, false}, {f64, LB_FULL_WIDTH, false},
-        {b64, LB_FULL_WIDTH, true},   {b256, LB_FULL_WIDTH, true}, {i32, LB_BOUNDED, true},
+        {b13, LB_BOUNDED, true},      {b256, LB_FULL_WIDTH, true}, {i32, LB_BOUNDED, true},
         {i32, LB_FULL_WIDTH, false},
     };
     for (const Form &f : forms) {

@@ -80,8 +80,11 @@ std::vector<BadArgument> bad_arguments() {
         });
         add(std::string("NegativeExtent_") + t.name, t.name, kInvalid,
             [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).shape[0] = -1; });
-        add(std::string("LastDimStrided_") + t.name, t.name, kInvalid,
-            [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).strides[(a.*m).ndim - 1] = 2; });
+        // (lse_extend takes any strides: ExtendLayouts.TransposedLseEqualsContiguous.)
+        if (std::string(t.name) != "lse_extend") {
+            add(std::string("LastDimStrided_") + t.name, t.name, kInvalid,
+                [m](lb_extend_attention_args &a, ExtendProblem &) { (a.*m).strides[(a.*m).ndim - 1] = 2; });
+        }
         if (!t.optional) {
             add(std::string("Absent_") + t.name, t.name, kInvalid,
                 [m](lb_extend_attention_args &a, ExtendProblem &) { a.*m = lb_tensor{}; });
@@ -170,9 +173,10 @@ std::vector<BadArgument> bad_arguments() {
     add("XaiTemperatureLenOne", "xai_temperature_len", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.xai_temperature_len = 1; });
     // ---- valid, but not built ----
-    add("HeadDim32NotBuilt", "q_extend", LB_ERROR_UNSUPPORTED, [](lb_extend_attention_args &a, ExtendProblem &) {
-        // Lq = Lv = 32 (half rows of the 64-wide buffers): a shape without a variant.
-        for (lb_tensor *t : {&a.q_extend, &a.k_extend, &a.v_extend, &a.o_extend, &a.k_buffer, &a.v_buffer}) t->shape[2] = 32;
+    add("HeadDim36NotBuilt", "q_extend", LB_ERROR_UNSUPPORTED, [](lb_extend_attention_args &a, ExtendProblem &) {
+        // Lq = Lv = 36 (part rows of the 64-wide buffers): above the scalar bucket (32) and
+        // not a multiple of 8, so no variant serves it.
+        for (lb_tensor *t : {&a.q_extend, &a.k_extend, &a.v_extend, &a.o_extend, &a.k_buffer, &a.v_buffer}) t->shape[2] = 36;
     });
     return list;
 }

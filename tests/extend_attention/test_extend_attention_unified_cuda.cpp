@@ -4,7 +4,7 @@
 // CPU suite's checks apply unchanged).
 //   (a) CudaUnifiedAccuracy: a few cases per CUDA variant (bounded bf16 64/64, 128/128,
 //       fp16 128/128; full-width bf16 128/128, all int64 kv_indices) against the fp64
-//       reference with the CPU suite's tolerance (unified_cases.h), NaN rows included,
+//       reference with the CPU suite's tolerance (unified_cases.h), empty (0) rows included,
 //       and the lead / tail rows outside [qo_indptr[0], qo_indptr[B]) still poisoned;
 //   (b) CudaUnifiedTwin: bounded == full-width bit for bit (bf16 128/128), whole o;
 //   (c) CudaUnifiedUnsupported: forms the CUDA build lacks are refused with
@@ -123,7 +123,7 @@ std::vector<AccuracyParam> accuracy_params() {
             for (const UnifiedCase &c : {a, w, m, x}) out.push_back({c, v});
         }
     }
-    // bf16 64/64 bounded: GQA 4:1 window; causal mask with empty rows (NaN) and no sink.
+    // bf16 64/64 bounded: GQA 4:1 window; causal mask with empty rows (0) and no sink.
     {
         UnifiedCase g{"bf16_d64_gqa4_window", 221, true, 8, 2, 64, 64, {45, 90, 3}, {100, 0, 7}};
         g.window = 50;
@@ -150,6 +150,20 @@ std::vector<AccuracyParam> accuracy_params() {
         out.push_back({n, LB_BOUNDED});
         out.push_back({s, LB_BOUNDED});
     }
+    // Head dims other than 64 / 128: bf16 96 with a window (bounded: its own tensor-core
+    // variant; full-width: the 128/128 SIMT bucket, lanes past the dims masked), fp16 80
+    // non-causal (the fp16 128/128 SIMT bucket), bf16 80 (the padded tensor-core p96).
+    {
+        UnifiedCase d{"bf16_d96_window", 261, true, 8, 2, 96, 96, {70, 9, 33}, {40, 0, 100}};
+        d.window = 40;
+        UnifiedCase e{"fp16_d80_noncausal", 262, false, 8, 4, 80, 80, {45, 20}, {30, 0}};
+        e.causal = false;
+        UnifiedCase p{"bf16_d80_padded_causal", 263, true, 8, 2, 80, 80, {50, 7, 33}, {40, 0, 12}};
+        out.push_back({d, LB_BOUNDED});
+        out.push_back({d, LB_FULL_WIDTH});
+        out.push_back({e, LB_BOUNDED});
+        out.push_back({p, LB_BOUNDED});
+    }
     return out;
 }
 
@@ -160,17 +174,19 @@ bool unified_tensor_core_built(const UnifiedCase &c, lb_variant variant) {
         lb_variant form;
         bool bf16;
         int64_t d;
-        bool index64;
+        bool padded, index64;
     };
     static const Built built[] = {
-#define LB_K8_TC(form, dt, d, idx, name) \
-    {std::string(#form) == "bounded" ? LB_BOUNDED : LB_FULL_WIDTH, std::string(#dt) == "bf16", d, std::string(#idx) == "int64"},
+#define LB_K8_TC(form, dt, d, padded, idx, name)                                                             \
+    {std::string(#form) == "bounded" ? LB_BOUNDED : LB_FULL_WIDTH, std::string(#dt) == "bf16", d, padded, \
+     std::string(#idx) == "int64"},
 #include "livebound/k8_tc_variants.inc"
 #undef LB_K8_TC
-        {LB_BOUNDED, true, 0, true},  // end
+        {LB_BOUNDED, true, 0, false, true},  // end
     };
     for (const Built &b : built) {
-        if (b.d == c.Lq && c.Lq == c.Lv && b.form == variant && b.bf16 == c.bf16 && b.index64 == c.index64) return true;
+        const bool serves = c.Lq == c.Lv && (b.padded ? c.Lq <= b.d && c.Lq % 8 == 0 : c.Lq == b.d);
+        if (serves && b.form == variant && b.bf16 == c.bf16 && b.index64 == c.index64) return true;
     }
     return false;
 }
@@ -208,7 +224,7 @@ TEST_F(CudaUnifiedTwin, BoundedEqualsFullWidthBitForBit) {
     m.empty_row_every = 4;
     m.sinks = true;
     cs.push_back(m);
-    UnifiedCase n{"twin_mask_empty_rows_nan", 243, true, 8, 8, 128, 128, {33, 64}, {5, 0}};
+    UnifiedCase n{"twin_mask_empty_rows", 243, true, 8, 8, 128, 128, {33, 64}, {5, 0}};
     n.custom_mask = true;
     n.causal = false;
     n.empty_row_every = 3;
@@ -241,12 +257,15 @@ TEST_F(CudaUnifiedUnsupported, NotBuiltFormsAreRefusedByName) {
         UnifiedCase c;
         lb_variant variant;
     };
-    UnifiedCase f64{"fp16_d64", 251, false, 8, 2, 64, 64, {40, 3}, {10, 20}};
+    // (Head-dim buckets: a variant serves the dims up to its own that are multiples of 8.)
+    UnifiedCase f256{"fp16_d256", 251, false, 8, 2, 256, 256, {40, 3}, {10, 20}};
     UnifiedCase f128{"fp16_d128", 252, false, 8, 2, 128, 128, {40, 3}, {10, 20}};
-    UnifiedCase b64{"bf16_d64", 253, true, 8, 2, 64, 64, {40, 3}, {10, 20}};
+    UnifiedCase b256{"bf16_d256", 253, true, 8, 2, 256, 256, {40, 3}, {10, 20}};
     UnifiedCase i32{"bf16_d128_i32", 254, true, 8, 2, 128, 128, {40, 3}, {10, 20}};
+    UnifiedCase odd{"bf16_d13", 255, true, 8, 2, 13, 13, {40, 3}, {10, 20}};
     i32.index64 = false;
-    const std::vector<Form> forms = {{f64, LB_BOUNDED}, {f128, LB_FULL_WIDTH}, {b64, LB_FULL_WIDTH}, {i32, LB_BOUNDED}};
+    const std::vector<Form> forms = {{f256, LB_BOUNDED}, {f128, LB_FULL_WIDTH}, {b256, LB_FULL_WIDTH}, {i32, LB_BOUNDED},
+                                     {odd, LB_BOUNDED}};
     for (const Form &f : forms) {
         const UnifiedProblem p = with_padding(make_unified_problem(f.c), kLeadRows, kTailRows, f.c.seed);
         std::vector<uint16_t> o;

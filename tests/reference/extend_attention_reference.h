@@ -303,7 +303,8 @@ inline bool unified_visible(const UnifiedProblem &p, int64_t b, int64_t m, int64
 }
 
 // Softmax over the visible keys of one (row, head), in Real arithmetic; o not rounded, lse
-// left empty (K8 has none). A row that sees nothing and has no sink: NaN (0/0, as SGLang).
+// left empty (K8 has none). A row that sees nothing and has no sink: 0, as K7 (livebound's
+// choice; SGLang's unified kernel divides 0 by 0 there and returns NaN).
 template <typename Real>
 Result<Real> reference_unified(const UnifiedProblem &p, bool round_p = false) {
     Result<Real> r;
@@ -352,7 +353,7 @@ Result<Real> reference_unified(const UnifiedProblem &p, bool round_p = false) {
                 if (sink) den += std::exp(Real(p.sinks[size_t(h)]) - M);
                 Real *o = &r.o[size_t((q0 + m) * p.Hq + h) * size_t(p.Lv)];
                 for (int64_t d = 0; d < p.Lv; d++) {
-                    o[d] = den > 0 ? acc[size_t(d)] / den * Real(p.v_scale) : std::numeric_limits<Real>::quiet_NaN();
+                    o[d] = den > 0 ? acc[size_t(d)] / den * Real(p.v_scale) : Real(0);
                 }
             }
         }

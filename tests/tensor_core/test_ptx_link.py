@@ -87,6 +87,22 @@ class Lint(unittest.TestCase):
             ptx_link.lint(kernel("\tmov.u32 %r10, %laneid;\n\tsetp.eq.s32 %p2, %r10, 0;\n\t@!%p2 bra $L1;\n$L1:\n"),
                           "test")
 
+    def test_epilogue_branches_pass_only_after_the_last_collective(self):
+        # A lane-dependent branch after the last mma (a store skipped per lane) passes...
+        store = "\tmov.u32 %r10, %tid.x;\n\tsetp.lt.s32 %p1, %r10, 3;\n\t@%p1 bra $L9;\n\tst.global.u32 [%r10], %r10;\n$L9:\n"
+        module = kernel("")
+        after = module.replace("\tret;\n}", store + "\tret;\n}")
+        self.assertEqual(ptx_link.lint(after, "test")["epilogue_branches"], 1)
+        # ... but not one from there back to a label before the mma (the mma would run again
+        # under the divergence),
+        looped = module.replace("\tmma.sync", "$L0:\n\tmma.sync").replace(
+            "\tret;\n}", store + "\tbra.uni $L0;\n\tret;\n}")
+        with self.assertRaisesRegex(ptx_link.LinkError, "lane-dependent predicate %p1"):
+            ptx_link.lint(looped, "test")
+        # and not one before the mma.
+        with self.assertRaisesRegex(ptx_link.LinkError, "lane-dependent predicate %p1"):
+            ptx_link.lint(kernel(store), "test")
+
     def test_uniform_branches_pass(self):
         # %tid.y (warp index), %ctaid.x and a kernel parameter are uniform across a warp; a
         # lane-dependent predicate that guards no branch (selp) is fine.
