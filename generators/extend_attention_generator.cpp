@@ -110,8 +110,9 @@ public:
     // cmake/families/extend_attention.cmake: 2 above 128), next to the key tile.
     GeneratorParam<int> tc_o_split{"tc_o_split", 1};
     // Tensor cores: the call's head dim at run time (above) instead of exactly head_dim. A
-    // separate variant: the runtime head-dim arithmetic costs the key loop ~10 % more
-    // instructions (9.7 against 8.8 SASS per HMMA at head dim 128).
+    // separate variant: the runtime head-dim arithmetic costs the key loop 6-8 % more
+    // instructions (head dim 96: 11.0 / 10.3 SASS per HMMA in the two common-case key
+    // loops against 10.2 / 9.7 exact; autotune/records/extend_attention.jsonl).
     GeneratorParam<bool> tc_padded_head_dim{"tc_padded_head_dim", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
@@ -706,8 +707,8 @@ private:
         // contiguous inside a row), D / 8, or with tc_padded_head_dim the call's (lq = lv <=
         // D, o's extent, a multiple of 8): then a lane's loads are whole groups clamped into
         // the row (groups past it: the q lanes are 0, so q.k ignores them; o columns past it
-        // are never written). Exact dims have neither clamp nor mask (the simplifier cannot
-        // prove them away: +10 % SASS in the key loop).
+        // are never written). Exact dims keep the plain addresses: the clamps and masks
+        // would stay in their code (the simplifier cannot prove them away).
         const bool padded = tc_padded_head_dim;
         Expr groups = padded ? o_extend->dim(0).extent() / 8 : Expr(D / 8);
         // Pair w of 16-byte group `group` of head `head` in row `row` of flat view `which`

@@ -196,7 +196,7 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
     livebound_k7_tc(bounded bf16 128 int32 0)
     # Head dims other than 64 / 128 / 256 (bf16 bounded): 96 exactly, and padded variants of
     # 96 for 72-88 (SGLang's 80) -- a padded variant serves any multiple of 8 up to its head
-    # dim at ~10 % more SASS per HMMA in the key loop than an exact one. Other dims run the
+    # dim at 6-8 % more SASS per HMMA in the key loop than an exact one. Other dims run the
     # SIMT buckets.
     foreach (lse IN ITEMS 1 0)
         livebound_k7_tc(bounded bf16 96 int64 ${lse})
