@@ -9,7 +9,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 log() { echo "[setup] $*" >&2; }
 
-# ---- Debian packages ----
+# ---- packages: Debian packages ----
 packages=(g++ ninja-build googletest libgtest-dev libbenchmark-dev llvm-14-tools python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do
@@ -24,7 +24,7 @@ if [[ " ${missing[*]} " == *" python3 "* ]] && command -v python3 >/dev/null; th
 fi
 read -r -a missing <<<"${missing[*]}"
 if ((${#missing[@]})); then
-    log "installing Debian packages: ${missing[*]}"
+    log "packages: installing ${missing[*]}"
     sudo_cmd=""
     [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq
@@ -35,7 +35,7 @@ fi
 stamp=".venv/.requirements.sha256"
 want="$(sha256sum requirements.txt | cut -d' ' -f1)"
 if [[ ! -x .venv/bin/python || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
-    log "creating .venv with $(grep -v '^#' requirements.txt | tr '\n' ' ')"
+    log "venv: creating .venv with $(grep -v '^#' requirements.txt | tr '\n' ' ')(a few minutes: Halide's wheel)"
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
     echo "$want" >"$stamp"
@@ -44,13 +44,12 @@ fi
 # ---- configure and build ----
 halide_cmake="$(.venv/bin/python -c 'import halide, os; print(os.path.join(os.path.dirname(halide.__file__), "lib64", "cmake"))')"
 if [[ ! -f build/build.ninja ]]; then
-    log "configuring build/"
+    log "configure: build/ (CMake, Ninja)"
     .venv/bin/cmake -S . -B build -G Ninja -Wno-dev \
         -DHalide_DIR="$halide_cmake/Halide" -DHalideHelpers_DIR="$halide_cmake/HalideHelpers" >/dev/null
 fi
 jobs="${LIVEBOUND_JOBS:-$(nproc)}"
-if ! out="$(.venv/bin/cmake --build build -j "$jobs" 2>&1)"; then
-    echo "$out" >&2
-    exit 1
-fi
-grep -q "no work to do" <<<"$out" || log "built build/"
+# The build's [n/N] progress on one line (a line every 30 s when not on a terminal); its whole
+# output only when it fails (tools/progress.py). A fresh build generates 400+ kernel variants:
+# 20-30 minutes on 2 cores.
+.venv/bin/python tools/progress.py build -- .venv/bin/cmake --build build -j "$jobs"
