@@ -262,6 +262,13 @@ def epilogue_start(function_text):
     return last
 
 
+def lane_text(epilogue_branches):
+    """The summary's words for the lane-dependent branches the lint admitted."""
+    if epilogue_branches == 0:
+        return "none lane-dependent"
+    return f"{epilogue_branches} lane-dependent, all after the last warp-collective instruction"
+
+
 def functions(ptx):
     """(name, text) of each .entry / .func body."""
     heads = list(re.finditer(r"^\.(?:visible \.|weak \.)?(?:entry|func)\s+(?:\([^)]*\)\s*)?(\w+)", ptx, re.M))
@@ -421,8 +428,7 @@ def main():
             inlined_text = ", ".join(f"{n} x{c}" for n, c in sorted(counts.items()))
             print(f"ptx_link {where}: inlined {inlined_text or 'nothing'}; mma {census['mma']}, "
                   f"movmatrix {census['movmatrix']}, shfl {census['shfl']}, ex2 {census['ex2']}, "
-                  f"branches {census['bra']} ({census['epilogue_branches']} lane-dependent, all after the last "
-                  f"warp-collective instruction); {summary}")
+                  f"branches {census['bra']} ({lane_text(census['epilogue_branches'])}); {summary}")
             modules.append((fnv1a64(original), cubin, inlined))
         write_source(a.output, variant, modules)
     except (LinkError, OSError, UnicodeDecodeError) as e:
