@@ -20,43 +20,58 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 PLAIN_EVERY_S = 30.0
 
 
 class Progress:
-    """One updating line on a terminal; a line every PLAIN_EVERY_S seconds otherwise."""
+    """One updating line on a terminal; off a terminal a plain line every PLAIN_EVERY_S
+    seconds, also while no step finishes (a timer: one build step may take minutes)."""
 
     def __init__(self, step):
         self.step = step
         self.tty = sys.stderr.isatty()
         self.start = time.monotonic()
-        self.last_plain = self.start
         self.shown = False
+        self.state = None  # (done, total) of the latest step
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        if not self.tty:
+            threading.Thread(target=self._plain_lines, daemon=True).start()
 
     def elapsed(self):
         s = int(time.monotonic() - self.start)
         return f"{s // 60}m{s % 60:02d}s"
 
+    def line(self):
+        done, total = self.state
+        return f"[{self.step}] {done}/{total} ({100 * done // max(total, 1)} %, {self.elapsed()})"
+
+    def _plain_lines(self):
+        while not self.stop.wait(PLAIN_EVERY_S):
+            with self.lock:
+                if self.state:
+                    sys.stderr.write(self.line() + "\n")
+                    sys.stderr.flush()
+
     def update(self, done, total, what=""):
-        line = f"[{self.step}] {done}/{total} ({100 * done // max(total, 1)} %, {self.elapsed()})"
-        if self.tty:
-            width = os.get_terminal_size(sys.stderr.fileno()).columns if sys.stderr.isatty() else 100
-            text = (line + " " + what)[: max(width - 1, 20)]
-            sys.stderr.write("\r\033[K" + text)
-            sys.stderr.flush()
-            self.shown = True
-        elif time.monotonic() - self.last_plain >= PLAIN_EVERY_S:
-            self.last_plain = time.monotonic()
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
+        with self.lock:
+            self.state = (done, total)
+            if self.tty:
+                width = os.get_terminal_size(sys.stderr.fileno()).columns
+                sys.stderr.write("\r\033[K" + (self.line() + " " + what)[: max(width - 1, 20)])
+                sys.stderr.flush()
+                self.shown = True
 
     def finish(self, text):
-        if self.tty and self.shown:
-            sys.stderr.write("\r\033[K")
-        sys.stderr.write(f"[{self.step}] {text} ({self.elapsed()})\n")
-        sys.stderr.flush()
+        self.stop.set()
+        with self.lock:
+            if self.tty and self.shown:
+                sys.stderr.write("\r\033[K")
+            sys.stderr.write(f"[{self.step}] {text} ({self.elapsed()})\n")
+            sys.stderr.flush()
 
 
 def run_streaming(command, on_line, env=None):
