@@ -56,13 +56,13 @@ void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype
         }
         elements *= t.shape[d];
     }
-    // Tables keep unit column stride (what the kernels were compiled for); 1-D tensors may be strided.
-    if (layout == Layout::any_strides) {
-        // (the kernel was compiled for any strides)
-    } else if (ndim == 2 && t.shape[1] > 1 && t.strides[1] != 1) {
+    // Tables keep unit column stride (what the kernels were compiled for) unless the kernel
+    // takes any layout; 1-D tensors may be strided.
+    const bool last_contiguous = layout == Layout::last_contiguous;
+    if (last_contiguous && ndim == 2 && t.shape[1] > 1 && t.strides[1] != 1) {
         bad_argument(name, "the column stride must be 1 (rows of contiguous columns), got " + std::to_string(t.strides[1]));
     }
-    if (ndim > 2 && t.shape[ndim - 1] > 1 && t.strides[ndim - 1] != 1) {
+    if (last_contiguous && ndim > 2 && t.shape[ndim - 1] > 1 && t.strides[ndim - 1] != 1) {
         bad_argument(name, "the last dimension must be contiguous (stride 1), got stride " +
                                std::to_string(t.strides[ndim - 1]));
     }
