@@ -13,6 +13,11 @@
 //                              in random order in a pool of 2 x sum(P) slots), 32 / 8 heads,
 //                              head_dim 128, causal, no window; the exact extend and prefix
 //                              lengths of targets.md for bs 8 and bs 32.
+//   C/ragged_paged_d128_fp8/bs:N  the same with an fp8 e4m3 KV cache (k_buffer / v_buffer
+//                              float8_e4m3fn: the same values rounded to e4m3; K8's cache
+//                              holds the extend rows rounded too); no Triton figure.
+//   D/causal_dN/seq:8192       head dims 80, 96, 128: one causal request of 8192 rows, 32 / 8
+//                              heads, no prefix (no Triton figure).
 //
 // K8 rows, K8/<case>/{full_width,bounded}, right after the K7 rows of each case: the same
 // problem through the unified one-stage kernel (spec §3.8), on the same data. Its cache holds
@@ -81,6 +86,7 @@ struct Shape {
     int64_t Hq, Hkv, D;
     std::vector<int64_t> E, P;     // per request
     uint32_t seed;
+    bool fp8_cache = false;        // k_buffer / v_buffer float8_e4m3fn
 };
 
 struct Case {
@@ -162,6 +168,12 @@ std::vector<Case> cases() {
                    "Triton without the early exit (causal loop bound kept)"});
     out.push_back({"C/ragged_paged_d128/bs:32", c32, -1, 11.38, 62.08, "Triton with its early exit",
                    "Triton without the early exit (causal loop bound kept)"});
+    for (Shape fp8 : {c8, c32}) {
+        fp8.data_key += "/fp8";
+        fp8.fp8_cache = true;
+        out.push_back({"C/ragged_paged_d128_fp8/bs:" + std::to_string(fp8.E.size()), fp8, -1, 0, 0, "no Triton figure",
+                       "no Triton figure"});
+    }
     // D: head dims served by a larger bucket (80 by 96's, 96 its own) next to 128 on the same
     // problem: one causal request of 8192 rows, 32 q / 8 kv heads (targets.md has no Triton
     // figure for these dims).
@@ -187,6 +199,26 @@ uint64_t splitmix64(uint64_t x) {
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
+}
+
+// The float8 e4m3fn byte nearest to bf16 value `h` (ties to even; saturating at +-448).
+uint8_t bf16_to_e4m3(uint16_t h) {
+    uint32_t u = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    const uint8_t sign = f < 0 ? 0x80 : 0;
+    const float a = std::fabs(f);
+    if (!(a < 464.0f)) return sign | 0x7e;                                 // (NaN: 448 too)
+    if (a < 0.015625f) return sign | uint8_t(std::nearbyint(a * 512.0f));  // subnormals: k * 2^-9
+    int e;
+    const float fr = std::frexp(a, &e);  // a = 2 fr * 2^(e - 1), 2 fr in [1, 2)
+    int exponent = e - 1, mantissa = int(std::nearbyint((2.0f * fr - 1.0f) * 8.0f));
+    if (mantissa == 8) {
+        mantissa = 0;
+        exponent++;
+    }
+    const int code = ((exponent + 7) << 3) | mantissa;
+    return sign | uint8_t(std::min(code, 0x7e));
 }
 
 // n bf16 values ~ normal(0.1, 0.2): 2^16 draws of std::normal_distribution under
@@ -232,8 +264,16 @@ struct Inputs {
     std::string error;                // non-empty: building failed
 };
 
-lb_tensor tensor3(void *data, int64_t a, int64_t b, int64_t c) {
-    return lb_tensor{data, LB_BFLOAT16, 3, {a, b, c}, {b * c, c, 1}};
+lb_tensor tensor3(void *data, int64_t a, int64_t b, int64_t c, lb_dtype dtype = LB_BFLOAT16) {
+    return lb_tensor{data, dtype, 3, {a, b, c}, {b * c, c, 1}};
+}
+
+// Device bytes of `host` (bf16 values), rounded to e4m3 when `fp8`.
+bool upload_values(DeviceBuffer *dst, const std::vector<uint16_t> &host, bool fp8) {
+    if (!fp8) return dst->upload(host.data(), host.size() * 2);
+    std::vector<uint8_t> bytes(host.size());
+    for (size_t i = 0; i < host.size(); i++) bytes[i] = bf16_to_e4m3(host[i]);
+    return dst->upload(bytes.data(), bytes.size());
 }
 
 std::unique_ptr<Inputs> make_inputs(const Shape &s) {
@@ -257,10 +297,11 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
     const size_t nq = size_t(T * s.Hq * s.D), nk = size_t(T * s.Hkv * s.D), nb = size_t(num_slots * s.Hkv * s.D);
     uint32_t seed = s.seed * 16;
     for (std::unique_ptr<DeviceBuffer> *dst : {&in->q, &in->k, &in->v, &in->k_buf, &in->v_buf}) {
+        const bool cache = dst == &in->k_buf || dst == &in->v_buf, fp8 = cache && s.fp8_cache;
         const size_t n = dst == &in->q ? nq : (dst == &in->k || dst == &in->v) ? nk : nb;
         const std::vector<uint16_t> host = random_bf16(n, seed++);
-        *dst = std::make_unique<DeviceBuffer>(n * 2);
-        if ((*dst)->get() == nullptr || !(*dst)->upload(host.data(), n * 2)) {
+        *dst = std::make_unique<DeviceBuffer>(n * (fp8 ? 1 : 2));
+        if ((*dst)->get() == nullptr || !upload_values(dst->get(), host, fp8)) {
             in->error = "device allocation or copy failed (" + std::to_string(n * 2) + " bytes)";
             return in;
         }
@@ -280,8 +321,9 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
     a.k_extend = tensor3(in->k->get(), T, s.Hkv, s.D);
     a.v_extend = tensor3(in->v->get(), T, s.Hkv, s.D);
     a.o_extend = tensor3(in->o->get(), T, s.Hq, s.D);
-    a.k_buffer = tensor3(in->k_buf->get(), num_slots, s.Hkv, s.D);
-    a.v_buffer = tensor3(in->v_buf->get(), num_slots, s.Hkv, s.D);
+    const lb_dtype cache_dtype = s.fp8_cache ? LB_FLOAT8_E4M3FN : LB_BFLOAT16;
+    a.k_buffer = tensor3(in->k_buf->get(), num_slots, s.Hkv, s.D, cache_dtype);
+    a.v_buffer = tensor3(in->v_buf->get(), num_slots, s.Hkv, s.D, cache_dtype);
     a.qo_indptr = livebound::tensor_1d(in->qo->get(), LB_INT32, B + 1);
     a.kv_indptr = livebound::tensor_1d(in->kv->get(), LB_INT32, B + 1);
     a.kv_indices = livebound::tensor_1d(in->idx->get(), LB_INT64, int64_t(kv_indices.size()));
@@ -301,28 +343,37 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
 }
 
 // K8's problem on the data of `in` (see the header): a cache of num_slots + T slots, K7's
-// cache then the extend rows. The runtime's driver table has no device-to-device copy, so
-// the bytes go through one host staging buffer (the same bytes; outside the timed loop).
+// cache then the extend rows (an fp8 cache: the extend rows rounded to e4m3). The runtime's
+// driver table has no device-to-device copy, so the bytes go through one host staging
+// buffer (outside the timed loop).
 std::unique_ptr<UnifiedInputs> make_unified_inputs(const Shape &s, const Inputs &in) {
     auto u = std::make_unique<UnifiedInputs>();
     const int64_t B = int64_t(s.E.size()), T = in.T, cache = in.num_slots, slots = cache + T;
     const size_t row = size_t(s.Hkv * s.D);  // elements of one slot (Lq = Lv = D)
-    const size_t cache_bytes = size_t(cache) * row * 2, extend_bytes = size_t(T) * row * 2;
-    std::vector<uint16_t> host(size_t(slots) * row);
+    const size_t elem = s.fp8_cache ? 1 : 2;  // bytes of one cache element
+    const size_t cache_bytes = size_t(cache) * row * elem, extend_bytes = size_t(T) * row * elem;
+    std::vector<uint8_t> host(cache_bytes + extend_bytes);
+    std::vector<uint16_t> extend_rows(size_t(T) * row);
     const std::pair<const DeviceBuffer *, const DeviceBuffer *> sources[] = {{in.k_buf.get(), in.k.get()},
                                                                              {in.v_buf.get(), in.v.get()}};
     std::unique_ptr<DeviceBuffer> *targets[] = {&u->k_buf, &u->v_buf};
     for (int i = 0; i < 2; i++) {
         *targets[i] = std::make_unique<DeviceBuffer>(cache_bytes + extend_bytes);
-        if ((*targets[i])->get() == nullptr || !sources[i].first->download(host.data(), cache_bytes) ||
-            !sources[i].second->download(host.data() + size_t(cache) * row, extend_bytes) ||
-            !(*targets[i])->upload(host.data(), cache_bytes + extend_bytes)) {
+        bool ok = (*targets[i])->get() != nullptr && sources[i].first->download(host.data(), cache_bytes) &&
+                  sources[i].second->download(extend_rows.data(), size_t(T) * row * 2);
+        if (ok && s.fp8_cache) {
+            for (size_t e = 0; e < extend_rows.size(); e++) host[cache_bytes + e] = bf16_to_e4m3(extend_rows[e]);
+        } else if (ok) {
+            std::memcpy(host.data() + cache_bytes, extend_rows.data(), extend_bytes);
+        }
+        if (!ok || !(*targets[i])->upload(host.data(), cache_bytes + extend_bytes)) {
             u->error = "K8 cache: device allocation or copy failed (" + std::to_string(cache_bytes + extend_bytes) +
                        " bytes)";
             return u;
         }
     }
     host = {};
+    extend_rows = {};
     // Request b: its K7 prefix slots, then its extend rows' slots.
     std::vector<int64_t> kv_indices;
     kv_indices.reserve(size_t(sum(s.P) + T));
@@ -349,8 +400,8 @@ std::unique_ptr<UnifiedInputs> make_unified_inputs(const Shape &s, const Inputs 
     lb_extend_attention_unified_args &a = u->args;
     a.q = k7.q_extend;
     a.o = k7.o_extend;
-    a.k_buffer = tensor3(u->k_buf->get(), slots, s.Hkv, s.D);
-    a.v_buffer = tensor3(u->v_buf->get(), slots, s.Hkv, s.D);
+    a.k_buffer = tensor3(u->k_buf->get(), slots, s.Hkv, s.D, k7.k_buffer.dtype);
+    a.v_buffer = tensor3(u->v_buf->get(), slots, s.Hkv, s.D, k7.k_buffer.dtype);
     a.qo_indptr = k7.qo_indptr;
     a.kv_indptr = livebound::tensor_1d(u->kv->get(), LB_INT32, B + 1);
     a.kv_indices = livebound::tensor_1d(u->idx->get(), LB_INT64, int64_t(kv_indices.size()));

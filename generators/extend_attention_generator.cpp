@@ -71,8 +71,12 @@ public:
     // ---- variant facts (compile time) ----
     // Element type of q/k/v_extend, k/v_buffer and o_extend: float16 or bfloat16.
     GeneratorParam<Type> dtype{"dtype", Float(16)};
-    // Element type of kv_indices: int32 or int64.
-    GeneratorParam<Type> index_type{"index_type", Int(32)};
+    // true: the KV cache (k_buffer, v_buffer) holds float8 e4m3fn bytes (torch
+    // float8_e4m3fn), each decoded exactly where it is read: to fp32 (e4m3_to_float), or on
+    // tensor cores byte pairs to 16-bit pairs times 2^-8 (e4m3_pair_to_16bit_pair; the 2^8
+    // folded into k_scale / v_scale). The scores and values are then those of a 16-bit cache
+    // holding the same values.
+    GeneratorParam<bool> fp8_kv_cache{"fp8_kv_cache", false};
     // Head dims Lq (q, k) and Lv (v, o): the head-dim bucket, the largest dims the variant
     // serves. CPU/SIMT formulation: the call's own dims lq <= Lq, lv <= Lv are the tensors'
     // extents, multiples of cpu_vector (any dims when cpu_vector = 1); the lanes past them
@@ -122,17 +126,19 @@ public:
     Input<Buffer<>> *k_extend = nullptr;
     // (Lv, Hkv, T) dtype = torch [T, Hkv, Lv]: values of the extend tokens.
     Input<Buffer<>> *v_extend = nullptr;
-    // (Lq, Hkv, num_slots) dtype = torch [num_slots, Hkv, Lq]: the KV cache keys.
+    // (Lq, Hkv, num_slots) dtype (or e4m3 bytes, fp8_kv_cache) = torch [num_slots, Hkv, Lq]:
+    // the KV cache keys.
     Input<Buffer<>> *k_buffer = nullptr;
-    // (Lv, Hkv, num_slots) dtype = torch [num_slots, Hkv, Lv]: the KV cache values.
+    // (Lv, Hkv, num_slots) as k_buffer = torch [num_slots, Hkv, Lv]: the KV cache values.
     Input<Buffer<>> *v_buffer = nullptr;
+    // Index inputs are int32 with any stride: the runtime passes an int64 tensor as the view
+    // of its low 32-bit words (stride 2), so one variant serves either dtype.
     // [B + 1] int32: q0_b = qo_indptr[b], E_b = qo_indptr[b + 1] - q0_b.
     Input<Buffer<int32_t, 1>> *qo_indptr = nullptr;
     // [B + 1] int32: k0_b = kv_indptr[b], P_b = kv_indptr[b + 1] - k0_b (K8: the unified
     // list's length N_b = P_b + E_b).
     Input<Buffer<int32_t, 1>> *kv_indptr = nullptr;
-    // [>= 1] index_type: cache slot of each prefix key (the runtime passes one dummy entry
-    // when sum P_b = 0).
+    // [>= 1] int32: cache slot of each prefix key (one dummy entry when sum P_b = 0).
     Input<Buffer<>> *kv_indices = nullptr;
     // K8 only, [B] int32: P_b, the prefix part of the unified list.
     Input<Buffer<int32_t, 1>> *prefix_lens = nullptr;
@@ -199,11 +205,13 @@ public:
             k_extend = add_input<Buffer<>>("k_extend", in_t, in_dims);
             v_extend = add_input<Buffer<>>("v_extend", in_t, in_dims);
         }
-        k_buffer = add_input<Buffer<>>("k_buffer", in_t, in_dims);
-        v_buffer = add_input<Buffer<>>("v_buffer", in_t, in_dims);
+        // (An fp8 cache: its bytes, as uint8; tensor cores: byte pairs, as uint16.)
+        const Type cache_t = fp8_kv_cache ? (tensor_core ? UInt(16) : UInt(8)) : in_t;
+        k_buffer = add_input<Buffer<>>("k_buffer", cache_t, in_dims);
+        v_buffer = add_input<Buffer<>>("v_buffer", cache_t, in_dims);
         qo_indptr = add_input<Buffer<int32_t, 1>>("qo_indptr");
         kv_indptr = add_input<Buffer<int32_t, 1>>("kv_indptr");
-        kv_indices = add_input<Buffer<>>("kv_indices", index_type, 1);
+        kv_indices = add_input<Buffer<>>("kv_indices", Int(32), 1);
         if (unified) prefix_lens = add_input<Buffer<int32_t, 1>>("prefix_lens");
         sinks = add_input<Buffer<float, 1>>("sinks");
         has_sinks = add_input<bool>("has_sinks");
@@ -228,8 +236,9 @@ public:
             skip_extend = add_input<bool>("skip_extend");
         }
         if (tensor_core) {
-            // Row (token / slot) strides of q/k/v in 16-byte units (4 pairs): the fragment
-            // loads' addresses are then provably 16-byte aligned inside the kernel.
+            // Row (token / slot) strides of q/k/v in 16-byte units (4 pairs; an fp8 cache's in
+            // 8-byte units, the same 8 elements): the fragment loads' addresses are then
+            // provably aligned inside the kernel.
             const char *names[5] = {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"};
             for (int which = 0; which < 5; which++) {
                 if (unified && (which == 1 || which == 2)) continue;  // K8 has no k/v_extend
@@ -261,7 +270,8 @@ public:
             for (Input<Buffer<>> *in : {q_extend, k_extend, v_extend, k_buffer, v_buffer}) {
                 if (!in) continue;
                 in->dim(0).set_min(0).set_stride(1);
-                in->set_host_alignment(16);
+                // (fp8 caches: 8 bytes hold the 8 elements of a 16-byte group.)
+                in->set_host_alignment(fp8_kv_cache && (in == k_buffer || in == v_buffer) ? 8 : 16);
             }
         } else {
             // Head dims at run time (up to the bucket Lq / Lv): no extent constraint.
@@ -374,7 +384,7 @@ public:
             Expr k_row = st == 0 ? slot : n_row;
             dot(lane, key, qi, qt, h, b) = 0.0f;
             dot(lane, key, qi, qt, h, b) =
-                strict_float(dot(lane, key, qi, qt, h, b) + qv * widen_to_float((*k_in)(in_row(rd * V + lane, lq), kvh, k_row)));
+                strict_float(dot(lane, key, qi, qt, h, b) + qv * element_value(k_in, (*k_in)(in_row(rd * V + lane, lq), kvh, k_row)));
             Expr sum = dot(0, key, qi, qt, h, b);
             for (int l = 1; l < V; l++) sum += dot(l, key, qi, qt, h, b);
             // strict_float (here and in the state update): Halide and LLVM may not
@@ -397,7 +407,7 @@ public:
                                  : clamp(q0_b + kk, 0, T - 1);
             Input<Buffer<>> *v_in = st == 0 ? v_buffer : v_extend;
             auto v = [&](const Expr &dv) {
-                Expr val = widen_to_float((*v_in)(in_row(dv, lv), kvh, v_row));
+                Expr val = element_value(v_in, (*v_in)(in_row(dv, lv), kvh, v_row));
                 return st == 0 && sem.list_value_scale.defined() ? val * sem.list_value_scale : val;
             };
             online_update(scores[st](kk, qi, qt, h, b), v, bounded ? Expr() : vis[st]);
@@ -575,7 +585,7 @@ private:
         sem.mask_extend = [=](const Expr &m, const Expr &n) { return !has || mask_at(m, P + n); };
         sem.run_list = !*skip_prefix;
         sem.run_extend = !*skip_extend;
-        const Expr scale = logit_scale(), k_sc = *k_scale, xl = *xai_temperature_len;
+        const Expr scale = logit_scale(), k_sc = *k_scale * cache_read_scale(), xl = *xai_temperature_len;
         sem.plain_logit = [=](const Expr &dot, bool list_key) { return list_key ? dot * scale * k_sc : dot * scale; };
         auto plain = sem.plain_logit;
         sem.logit = [=](const Expr &dot, bool list_key, const Expr &m) {
@@ -583,7 +593,7 @@ private:
             Expr xai = select(xl > 0 && qpos > xl, log_ratio(cast<float>(qpos), cast<float>(max(xl, 2))), 1.0f);
             return capped_and_tempered(plain(dot, list_key), xai);
         };
-        sem.list_value_scale = *v_scale;
+        sem.list_value_scale = *v_scale * cache_read_scale();
         sem.normalise = [](const Expr &acc, const Expr &den) { return select(den > 0.0f, acc / den, 0.0f); };
         return sem;
     }
@@ -608,7 +618,7 @@ private:
         auto mask_at = mask_reader(cast<int64_t>(r.P), Expr(0));
         Expr has = *has_mask;
         sem.mask_list = [=](const Expr &m, const Expr &j) { return !has || mask_at(m, j); };
-        const Expr scale = logit_scale(), k_sc = *k_scale, xl = *xai_temperature_len;
+        const Expr scale = logit_scale(), k_sc = *k_scale * cache_read_scale(), xl = *xai_temperature_len;
         sem.plain_logit = [=](const Expr &dot, bool) { return dot * (scale * k_sc); };
         auto plain = sem.plain_logit;
         sem.logit = [=](const Expr &dot, bool list_key, const Expr &m) {
@@ -616,7 +626,7 @@ private:
             Expr xai = select(xl > 0 && qpos >= xl, cast<float>(xl) / cast<float>(qpos + 1), 1.0f);
             return capped_and_tempered(plain(dot, list_key), xai);
         };
-        Expr vs = *v_scale;
+        Expr vs = *v_scale * cache_read_scale();
         sem.normalise = [=](const Expr &acc, const Expr &den) { return select(den > 0.0f, (acc / den) * vs, 0.0f); };
         return sem;
     }
@@ -634,6 +644,15 @@ private:
             return (*mask)(cast<int32_t>(i)) != cast<uint8_t>(0);
         };
     }
+    // The fp32 value of element `e` read from input `in`: a cache element of an fp8 cache
+    // decoded from its e4m3 byte, any other widened from its 16-bit type.
+    Expr element_value(const Input<Buffer<>> *in, const Expr &e) const {
+        const bool cache = in == k_buffer || in == v_buffer;
+        return cache && fp8_kv_cache ? e4m3_to_float(e) : widen_to_float(e);
+    }
+    // The factor between a cache element's value and what the formulation reads of it: 2^8
+    // for an fp8 cache on tensor cores (e4m3_pair_to_16bit_pair), else 1. Exact in fp32.
+    Expr cache_read_scale() const { return Expr(fp8_kv_cache && tensor_core ? e4m3_pair_scale : 1.0f); }
     // sm_scale, 0 -> 1/sqrt(Lq) of the call.
     Expr logit_scale() const {
         // The call's Lq: q's extent (CPU/SIMT), o's (padded tensor cores), else the constant.
@@ -714,12 +733,15 @@ private:
         // Pair w of 16-byte group `group` of head `head` in row `row` of flat view `which`
         // (0 q_extend, 1 k_extend, 2 v_extend, 3 k_buffer, 4 v_buffer; K8 0 q, 3 k_buffer,
         // 4 v_buffer): pair 4 group + w, `pair` the same written as the caller's sum (the
-        // exact form's address expression, as Halide best simplifies it).
+        // exact form's address expression, as Halide best simplifies it). An fp8 cache's view
+        // holds byte pairs (two e4m3 elements, 8 bytes a group, row strides in 8-byte units),
+        // decoded into the 16-bit pair (times 2^-8, cache_read_scale).
         auto pair_at = [&](int which, const Expr &group, const Expr &pair, const Expr &head, const Expr &row) {
             Input<Buffer<>> *views[5] = {q_extend, k_extend, v_extend, k_buffer, v_buffer};
             Expr row_pairs = 4 * *row_stride_16b[which];
-            if (!padded) return (*views[which])(row * row_pairs + head * (D / 2) + pair);
-            return (*views[which])(row * row_pairs + head * (4 * groups) + 4 * min(group, groups - 1) + w);
+            Expr stored = !padded ? (*views[which])(row * row_pairs + head * (D / 2) + pair)
+                                  : (*views[which])(row * row_pairs + head * (4 * groups) + 4 * min(group, groups - 1) + w);
+            return fp8_kv_cache && which >= 3 ? e4m3_pair_to_16bit_pair(et, stored) : stored;
         };
         // Q fragments: pairs 16c + 4t + w (group 4c + t) of the lane's row rr (k permuted
         // inside each 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K

@@ -116,7 +116,7 @@ int explain(const std::string &target, const std::string &form) {
 // and key loops of each stage and the lets of their bounds (>> = derived by Halide from the
 // window / causal / live-tile predicates: new_min / new_max).
 int explain_attention(const std::string &kernel, const std::string &target, const std::string &form) {
-    const std::string variant = "lb_" + kernel + "_" + target + "_" + form + "_bf16_d128_128_i64" +
+    const std::string variant = "lb_" + kernel + "_" + target + "_" + form + "_bf16_d128_128" +
                                 (target == "cuda" && kernel == "k7" ? "_nolse" : "");
     const std::string path = std::string(LIVEBOUND_STMT_DIR) + "/" + variant +
                              (target == "cuda" ? ".conceptual.stmt" : ".stmt");

@@ -1,26 +1,38 @@
 # K7 extend_attention_fwd: the variants of generator extend_attention.
 # Included by cmake/kernels.cmake (LIVEBOUND_TARGETS and _lb_gen_dir are set there).
 #
-# Variant facts: dtype (bf16, fp16) x head dims (Lq/Lv = 128/128, 64/64; 576/512 for bf16) x bounded / full-width
-# twin, kv_indices int64 everywhere and int32 too for the main shape (bf16, 128/128). CPU
-# variants always produce the LSE (the runtime hands a scratch row block when the caller
-# passes none). Window, causality, sinks, scales, lengths stay runtime inputs. (The
-# test-only chunk counters are built by tests/extend_attention/CMakeLists.txt.)
+# Variant facts: dtype (bf16, fp16) x KV cache (the model dtype, or fp8 e4m3: dtypes
+# bf16_e4m3 / fp16_e4m3) x head-dim bucket x bounded / full-width twin. No index dtype: every
+# variant reads its index inputs as int32 with any stride, and the runtime passes an int64
+# tensor as the view of its low 32-bit words. CPU variants always produce the LSE (the
+# runtime hands a scratch row block when the caller passes none). Window, causality, sinks,
+# scales, lengths stay runtime inputs. (The test-only chunk counters are built by
+# tests/extend_attention/CMakeLists.txt.)
 #
-# CUDA variants (BLOCK_M = BLOCK_N = 32, one thread per query row holding Lv + 2 fp32 state
-# registers, so head dims up to 256; no 576/512): bounded for bf16 64/64, 128/128, 256/256
-# and fp16 64/64, 128/128, each with and without the LSE output (no scratch can be handed
-# to a device kernel without allocating), bf16 128/128 with int32 indices without LSE; the
-# full-width twin for bf16 128/128 (with and without LSE: tests, benchmark cases B and C)
-# and bf16 256/256 without LSE (benchmark case A). Each CUDA variant takes 40-100 s to
-# compile (2 cores), hence the short list.
+# CUDA SIMT variants (BLOCK_M = BLOCK_N = 32, one thread per query row holding Lv + 2 fp32
+# state registers, so head dims up to 256; no 576/512): bounded for bf16 64/64, 128/128,
+# 256/256 and fp16 64/64, 128/128, each with and without the LSE output (no scratch can be
+# handed to a device kernel without allocating); the full-width twin for bf16 128/128 (with
+# and without LSE: tests, benchmark cases B and C) and bf16 256/256 without LSE (benchmark
+# case A); fp8 caches for bounded bf16 64/64, 128/128, 256/256 (with and without LSE), fp16
+# 128/128 without LSE and the full-width bf16 128/128 twin with LSE. Each CUDA variant takes
+# 40-100 s to compile (2 cores), hence the short list.
 set(_lb_k7_table "")
 set(_lb_k7_headers "")
 
-# Sets halide_type, bounded and i (index bits) in the caller from a variant's form (bounded |
-# full), dtype (bf16 | fp16) and index type (int32 | int64).
-macro(_lb_attention_facts form dt idx)
-    if ("${dt}" STREQUAL "bf16")
+# Sets halide_type, bounded, fp8 (true | false), dt16 (bf16 | fp16) and cache (model |
+# e4m3) in the caller from a variant's form (bounded | full) and dtype (bf16 | fp16, with
+# an fp8 e4m3 KV cache bf16_e4m3 | fp16_e4m3).
+macro(_lb_attention_facts form dt)
+    string(REGEX REPLACE "_e4m3$" "" dt16 "${dt}")
+    if ("${dt16}" STREQUAL "${dt}")
+        set(fp8 false)
+        set(cache model)
+    else ()
+        set(fp8 true)
+        set(cache e4m3)
+    endif ()
+    if ("${dt16}" STREQUAL "bf16")
         set(halide_type bfloat16)
     else ()
         set(halide_type float16)
@@ -30,7 +42,6 @@ macro(_lb_attention_facts form dt idx)
     else ()
         set(bounded false)
     endif ()
-    string(REPLACE "int" "" i ${idx})
 endmacro()
 
 # Sets lse_tag (lse | nolse) and with_lse (true | false) in the caller from a 1 / 0 flag.
@@ -71,20 +82,20 @@ function(_lb_bucket_name dqk dv vec out)
     endif ()
 endfunction()
 
-# livebound_k7_simt(<target> <form> <dt> <dqk> <dv> <vec> <idx> <lse>): one CPU/SIMT attention
+# livebound_k7_simt(<target> <form> <dt> <dqk> <dv> <vec> <lse>): one CPU/SIMT attention
 # variant of head-dim bucket dqk/dv. CPU variants always have the LSE output (the runtime
 # hands a scratch block when the caller passes none; lse is 1 there and not in the name);
 # a device kernel cannot get scratch without allocating, so CUDA builds both forms.
-function(livebound_k7_simt target form dt dqk dv vec idx lse)
-    _lb_attention_facts(${form} ${dt} ${idx})
+function(livebound_k7_simt target form dt dqk dv vec lse)
+    _lb_attention_facts(${form} ${dt})
     _lb_lse_facts(${lse})
     _lb_bucket_name(${dqk} ${dv} ${vec} dims)
-    set(name lb_k7_${target}_${form}_${dt}_${dims}_i${i})
+    set(name lb_k7_${target}_${form}_${dt}_${dims})
     if (target STREQUAL "cuda")
         set(name ${name}_${lse_tag})
     endif ()
     # (The CUDA variants keep the default vector width 8, the CPU ones the default LSE on.)
-    set(params dtype=${halide_type} index_type=${idx} head_dim_qk=${dqk} head_dim_v=${dv})
+    set(params dtype=${halide_type} fp8_kv_cache=${fp8} head_dim_qk=${dqk} head_dim_v=${dv})
     if (target STREQUAL "cuda")
         if (NOT vec EQUAL 8)
             message(FATAL_ERROR "livebound_k7_simt: CUDA variants use vector width 8")
@@ -96,7 +107,7 @@ function(livebound_k7_simt target form dt dqk dv vec idx lse)
     # KV pools pass 2^31 elements (num_slots x Hkv x Lq).
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET ${target} LARGE_BUFFERS PARAMS ${params})
     set(_lb_k7_table
-        "${_lb_k7_table}LB_K7_ATTN(${target}, ${form}, ${dt}, ${dqk}, ${dv}, ${vec}, ${idx}, ${with_lse}, ${name})\n"
+        "${_lb_k7_table}LB_K7_ATTN(${target}, ${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${vec}, ${with_lse}, ${name})\n"
         PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
@@ -114,8 +125,8 @@ endfunction()
 #   to 64;
 #   head dim 256: one warp per q tile spilled 4504 bytes at 32 keys (O alone is 128
 #   registers); with O split over two warps (o_split 2: each owns 128 columns of O and
-#   computes the tile's S itself, Q K^T twice) 32 keys spill 64 bytes (K7 bounded, no LSE):
-#   allowed up to 64.
+#   computes the tile's S itself, Q K^T twice) 32 keys spill 64 bytes (K7 bounded, no LSE;
+#   72 since kv_indices are read as int32): allowed up to 96.
 # _lb_tc_tiles(<d> <bn> <o_split> <spill>) sets these three per head dim; the generator gets
 # them as block_n and tc_o_split, ptx_link the spill allowance and the mma count.
 set(_lb_k7_tc_table "")
@@ -128,10 +139,11 @@ function(_lb_tc_tiles d block_n_out o_split_out spill_out)
     endif ()
     if (d GREATER 128)
         set(${o_split_out} 2 PARENT_SCOPE)
+        set(${spill_out} 96 PARENT_SCOPE)
     else ()
         set(${o_split_out} 1 PARENT_SCOPE)
+        set(${spill_out} 64 PARENT_SCOPE)
     endif ()
-    set(${spill_out} 64 PARENT_SCOPE)
 endfunction()
 # The mma.sync a variant's PTX holds (ptx_link EXPECT_MMA): per key tile of bn keys, S = Q K^T
 # takes bn/8 x d/16 m16n8k16 steps and O += P V (d/o_split)/8 x bn/16 (a warp's part of O),
@@ -154,64 +166,83 @@ macro(_lb_tc_padding padded d)
         set(padded_param false)
     endif ()
 endmacro()
-# livebound_k7_tc(<form> <dt> <d> <idx> <lse> [PADDED]): one K7 tensor-core variant, of head
-# dim d exactly or (PADDED) of any multiple of 8 up to d.
-function(livebound_k7_tc form dt d idx lse)
-    _lb_attention_facts(${form} ${dt} ${idx})
+# livebound_k7_tc(<form> <dt> <d> <lse> [PADDED]): one K7 tensor-core variant, of head dim d
+# exactly or (PADDED) of any multiple of 8 up to d (dt bf16_e4m3 / fp16_e4m3: an fp8 cache).
+function(livebound_k7_tc form dt d lse)
+    _lb_attention_facts(${form} ${dt})
     _lb_tc_tiles(${d} bn os spill)
+    if (fp8 AND form STREQUAL "full")
+        set(spill 128)  # the fp8 full-width twin (tests, benchmarks): 100 bytes
+    endif ()
     _lb_tc_expected_mma(${d} ${bn} ${os} 2 mma)
     _lb_lse_facts(${lse})
     _lb_tc_padding("${ARGN}" ${d})
-    set(name lb_k7_cuda_tc_${form}_${dt}_${dims}_i${i}_${lse_tag})
+    set(name lb_k7_cuda_tc_${form}_${dt}_${dims}_${lse_tag})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
-                         PARAMS tensor_core=true dtype=${halide_type} index_type=${idx} head_dim_qk=${d} head_dim_v=${d}
+                         PARAMS tensor_core=true dtype=${halide_type} fp8_kv_cache=${fp8} head_dim_qk=${d} head_dim_v=${d}
                                 bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn} tc_o_split=${os}
                                 tc_padded_head_dim=${padded_param})
-    set(_lb_k7_tc_table "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt}, ${d}, ${padded_param}, ${idx}, ${with_lse}, ${name})\n"
+    set(_lb_k7_tc_table
+        "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt16}, ${cache}, ${d}, ${padded_param}, ${with_lse}, ${name})\n"
         PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
-function(livebound_k8_tc form dt d idx)
-    _lb_attention_facts(${form} ${dt} ${idx})
+function(livebound_k8_tc form dt d)
+    _lb_attention_facts(${form} ${dt})
     _lb_tc_tiles(${d} bn os spill)
     _lb_tc_expected_mma(${d} ${bn} ${os} 1 mma)
+    if (fp8)
+        # One m16n8k16 step of a key-tile body is computed twice in the PTX of the fp8 K8
+        # kernels (132 instead of 128 mma in one straight-line body: a duplicated S element
+        # LLVM does not merge; 3 % more mma there). Counted here so any other change fails.
+        math(EXPR mma "${mma} + 4")
+    endif ()
     _lb_tc_padding("${ARGN}" ${d})
-    set(name lb_k8_cuda_tc_${form}_${dt}_${dims}_i${i})
+    set(name lb_k8_cuda_tc_${form}_${dt}_${dims})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
-                         PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} index_type=${idx}
+                         PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} fp8_kv_cache=${fp8}
                                 head_dim_qk=${d} head_dim_v=${d} bounded=${bounded} block_m=16 block_n=${bn}
                                 tc_o_split=${os} tc_padded_head_dim=${padded_param})
-    set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt}, ${d}, ${padded_param}, ${idx}, ${name})\n" PARENT_SCOPE)
+    set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt16}, ${cache}, ${d}, ${padded_param}, ${name})\n"
+        PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 if ("cuda" IN_LIST LIVEBOUND_TARGETS)
     # The SIMT set below, on tensor cores where it has a tensor-core form.
     foreach (lse IN ITEMS 1 0)
-        livebound_k7_tc(bounded bf16 128 int64 ${lse})
-        livebound_k7_tc(full bf16 128 int64 ${lse})
-        livebound_k7_tc(bounded fp16 128 int64 ${lse})
-        livebound_k7_tc(bounded bf16 64 int64 ${lse})
-        livebound_k7_tc(bounded fp16 64 int64 ${lse})
+        livebound_k7_tc(bounded bf16 128 ${lse})
+        livebound_k7_tc(full bf16 128 ${lse})
+        livebound_k7_tc(bounded fp16 128 ${lse})
+        livebound_k7_tc(bounded bf16 64 ${lse})
+        livebound_k7_tc(bounded fp16 64 ${lse})
     endforeach ()
-    livebound_k7_tc(bounded bf16 128 int32 0)
     # Head dims other than 64 / 128 / 256 (bf16 bounded): 96 exactly, and padded variants of
     # 96 for 72-88 (SGLang's 80) -- a padded variant serves any multiple of 8 up to its head
     # dim at 6-8 % more SASS per HMMA in the key loop than an exact one. Other dims run the
     # SIMT buckets.
     foreach (lse IN ITEMS 1 0)
-        livebound_k7_tc(bounded bf16 96 int64 ${lse})
-        livebound_k7_tc(bounded bf16 96 int64 ${lse} PADDED)
+        livebound_k7_tc(bounded bf16 96 ${lse})
+        livebound_k7_tc(bounded bf16 96 ${lse} PADDED)
     endforeach ()
     # Head dim 256 (bf16, as the SIMT set): O split over two warps per q tile.
-    livebound_k7_tc(bounded bf16 256 int64 1)
-    livebound_k7_tc(bounded bf16 256 int64 0)
-    livebound_k7_tc(full bf16 256 int64 0)
-    livebound_k8_tc(bounded bf16 128 int64)
-    livebound_k8_tc(full bf16 128 int64)
-    livebound_k8_tc(bounded fp16 128 int64)
-    livebound_k8_tc(bounded bf16 64 int64)
-    livebound_k8_tc(bounded bf16 96 int64)
-    livebound_k8_tc(bounded bf16 96 int64 PADDED)
+    livebound_k7_tc(bounded bf16 256 1)
+    livebound_k7_tc(bounded bf16 256 0)
+    livebound_k7_tc(full bf16 256 0)
+    livebound_k8_tc(bounded bf16 128)
+    livebound_k8_tc(full bf16 128)
+    livebound_k8_tc(bounded fp16 128)
+    livebound_k8_tc(bounded bf16 64)
+    livebound_k8_tc(bounded bf16 96)
+    livebound_k8_tc(bounded bf16 96 PADDED)
+    # FP8 e4m3 caches (bf16 128): 8-byte fragment loads of byte pairs decoded to bf16 pairs
+    # (e4m3_pair_to_16bit_pair; ptxas 255 registers, 0 spill bytes for the bounded K7 with
+    # LSE), the bounded K7 with and without LSE and its full-width twin with, K8 bounded and
+    # full-width.
+    livebound_k7_tc(bounded bf16_e4m3 128 1)
+    livebound_k7_tc(bounded bf16_e4m3 128 0)
+    livebound_k7_tc(full bf16_e4m3 128 1)
+    livebound_k8_tc(bounded bf16_e4m3 128)
+    livebound_k8_tc(full bf16_e4m3 128)
 endif ()
 
 foreach (target IN LISTS LIVEBOUND_TARGETS)
@@ -221,61 +252,63 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                 string(REPLACE "_" ";" dl "${dims}")
                 list(GET dl 0 dqk)
                 list(GET dl 1 dv)
-                livebound_k7_simt(cuda bounded bf16 ${dqk} ${dv} 8 int64 ${lse})
+                livebound_k7_simt(cuda bounded bf16 ${dqk} ${dv} 8 ${lse})
+                livebound_k7_simt(cuda bounded bf16_e4m3 ${dqk} ${dv} 8 ${lse})
                 if (NOT dims STREQUAL "256_256")
-                    livebound_k7_simt(cuda bounded fp16 ${dqk} ${dv} 8 int64 ${lse})
+                    livebound_k7_simt(cuda bounded fp16 ${dqk} ${dv} 8 ${lse})
                 endif ()
             endforeach ()
-            livebound_k7_simt(cuda full bf16 128 128 8 int64 ${lse})
+            livebound_k7_simt(cuda full bf16 128 128 8 ${lse})
         endforeach ()
-        livebound_k7_simt(cuda bounded bf16 128 128 8 int32 0)
-        livebound_k7_simt(cuda full bf16 256 256 8 int64 0)
+        livebound_k7_simt(cuda full bf16 256 256 8 0)
+        livebound_k7_simt(cuda bounded fp16_e4m3 128 128 8 0)
+        livebound_k7_simt(cuda full bf16_e4m3 128 128 8 1)
         continue ()
     endif ()
-    foreach (dt IN ITEMS bf16 fp16)
+    foreach (dt IN ITEMS bf16 fp16 bf16_e4m3 fp16_e4m3)
         foreach (bucket IN LISTS LIVEBOUND_K7_CPU_BUCKETS)
             _lb_bucket_facts(${bucket})
             foreach (form IN ITEMS bounded full)
-                livebound_k7_simt(cpu ${form} ${dt} ${dqk} ${dv} ${vec} int64 1)
-                if (dt STREQUAL "bf16" AND bucket STREQUAL "128_128_8")
-                    livebound_k7_simt(cpu ${form} ${dt} ${dqk} ${dv} ${vec} int32 1)
-                endif ()
+                livebound_k7_simt(cpu ${form} ${dt} ${dqk} ${dv} ${vec} 1)
             endforeach ()
         endforeach ()
     endforeach ()
 endforeach ()
 
 # K8 extend_attention_fwd_unified: the same generator with unified=true (one stage over the
-# unified kv_indices list, no LSE). CPU: bf16/fp16 x every head-dim bucket of K7's, int64
-# indices (int32 too for bf16 128/128), bounded and full-width. CUDA: bounded bf16 64/64,
-# 128/128 and fp16 128/128, full-width bf16 128/128 (head-dim buckets as K7's CUDA ones).
+# unified kv_indices list, no LSE). CPU: bf16/fp16, 16-bit or fp8 caches x every head-dim
+# bucket of K7's, bounded and full-width. CUDA: bounded bf16 64/64, 128/128 and fp16
+# 128/128, full-width bf16 128/128 (head-dim buckets as K7's CUDA ones), each with a 16-bit
+# and an fp8 cache.
 set(_lb_k8_table "")
-function(livebound_k8 target form dt dqk dv vec idx)
-    _lb_attention_facts(${form} ${dt} ${idx})
+function(livebound_k8 target form dt dqk dv vec)
+    _lb_attention_facts(${form} ${dt})
     _lb_bucket_name(${dqk} ${dv} ${vec} dims)
-    set(name lb_k8_${target}_${form}_${dt}_${dims}_i${i})
+    set(name lb_k8_${target}_${form}_${dt}_${dims})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET ${target} LARGE_BUFFERS
-                         PARAMS unified=true with_lse=false dtype=${halide_type} index_type=${idx}
+                         PARAMS unified=true with_lse=false dtype=${halide_type} fp8_kv_cache=${fp8}
                                 head_dim_qk=${dqk} head_dim_v=${dv} cpu_vector=${vec} bounded=${bounded})
-    set(_lb_k8_table "${_lb_k8_table}LB_K8_ATTN(${target}, ${form}, ${dt}, ${dqk}, ${dv}, ${vec}, ${idx}, ${name})\n" PARENT_SCOPE)
+    set(_lb_k8_table "${_lb_k8_table}LB_K8_ATTN(${target}, ${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${vec}, ${name})\n"
+        PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 foreach (target IN LISTS LIVEBOUND_TARGETS)
     if (target STREQUAL "cpu")
         foreach (form IN ITEMS bounded full)
-            foreach (dt IN ITEMS bf16 fp16)
+            foreach (dt IN ITEMS bf16 fp16 bf16_e4m3 fp16_e4m3)
                 foreach (bucket IN LISTS LIVEBOUND_K7_CPU_BUCKETS)
                     _lb_bucket_facts(${bucket})
-                    livebound_k8(cpu ${form} ${dt} ${dqk} ${dv} ${vec} int64)
+                    livebound_k8(cpu ${form} ${dt} ${dqk} ${dv} ${vec})
                 endforeach ()
             endforeach ()
-            livebound_k8(cpu ${form} bf16 128 128 8 int32)
         endforeach ()
     else ()
-        livebound_k8(cuda bounded bf16 128 128 8 int64)
-        livebound_k8(cuda bounded bf16 64 64 8 int64)
-        livebound_k8(cuda bounded fp16 128 128 8 int64)
-        livebound_k8(cuda full bf16 128 128 8 int64)
+        foreach (cache_tag IN ITEMS "" "_e4m3")
+            livebound_k8(cuda bounded bf16${cache_tag} 128 128 8)
+            livebound_k8(cuda bounded bf16${cache_tag} 64 64 8)
+            livebound_k8(cuda bounded fp16${cache_tag} 128 128 8)
+            livebound_k8(cuda full bf16${cache_tag} 128 128 8)
+        endforeach ()
     endif ()
 endforeach ()
 

@@ -31,6 +31,7 @@ LB_UINT8 = 3
 LB_FLOAT16 = 16
 LB_BFLOAT16 = 17
 LB_FLOAT32 = 18
+LB_FLOAT8_E4M3FN = 19  # torch.float8_e4m3fn: K7/K8 KV caches (k_buffer, v_buffer)
 
 LB_MAX_DIMS = 4  # lb_tensor's shape/strides entries
 

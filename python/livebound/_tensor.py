@@ -32,6 +32,7 @@ _TORCH_DTYPES = (
     ("float16", _abi.LB_FLOAT16),
     ("bfloat16", _abi.LB_BFLOAT16),
     ("float32", _abi.LB_FLOAT32),
+    ("float8_e4m3fn", _abi.LB_FLOAT8_E4M3FN),  # (torch >= 2.1; absent attributes are skipped)
 )
 _TORCH_NAMES = ", ".join("torch." + n for n, _ in _TORCH_DTYPES)
 _NUMPY_NAMES = "int32, int64, uint8, float16, float32; bfloat16 through livebound.as_bfloat16"

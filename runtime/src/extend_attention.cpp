@@ -1,7 +1,9 @@
 // K7 extend_attention_fwd: validate every argument, pick the AOT variant (target x
-// bounded/full-width x dtype x head dims x kv_indices dtype, from
+// bounded/full-width x dtype x KV-cache dtype x head dims, from
 // cmake/families/extend_attention.cmake) and call it on the caller's memory, with the
 // caller's device and stream on CUDA (nothing allocated, no sync: graph-capturable).
+// Index arguments may be int32 or int64 each: the variants read int32 with any stride, and
+// an int64 tensor is passed as the view of its low 32-bit words (index_view).
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -22,15 +24,16 @@ namespace {
 
 enum class Target { cpu, cuda };
 enum class Dt { bf16, fp16 };
+enum class Cache { model, e4m3 };  // the KV cache's dtype: the model's (q's), or fp8 e4m3
 
 struct Variant {
     Target target;
     lb_variant form;
     Dt dtype;
+    Cache cache;
     // The head-dim bucket: the variant serves lq <= head_dim_qk and lv <= head_dim_v, both
     // multiples of `vector` (cmake/families/extend_attention.cmake, LIVEBOUND_K7_CPU_BUCKETS).
     int32_t head_dim_qk, head_dim_v, vector;
-    lb_dtype index_dtype;
     bool with_lse;  // the variant has the lse output
     int (*run)(void **);
 
@@ -40,11 +43,10 @@ struct Variant {
 };
 
 constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
-constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64;
 
 const Variant kVariants[] = {
-#define LB_K7_ATTN(target, form, dt, dqk, dv, vec, idx, lse, name) \
-    {Target::target, k_##form, Dt::dt, dqk, dv, vec, k_##idx, lse, name##_argv},
+#define LB_K7_ATTN(target, form, dt, cache, dqk, dv, vec, lse, name) \
+    {Target::target, k_##form, Dt::dt, Cache::cache, dqk, dv, vec, lse, name##_argv},
 #include "livebound/k7_variants.inc"
 #undef LB_K7_ATTN
 };
@@ -55,9 +57,9 @@ const Variant kVariants[] = {
 struct TensorCoreVariant {
     lb_variant form;
     Dt dtype;
+    Cache cache;
     int32_t head_dim;
     bool padded;
-    lb_dtype index_dtype;
     bool with_lse;
     int (*run)(void **);
 
@@ -67,28 +69,28 @@ struct TensorCoreVariant {
     }
 };
 const TensorCoreVariant kTensorCoreVariants[] = {
-#define LB_K7_TC(form, dt, d, padded, idx, lse, name) {k_##form, Dt::dt, d, padded, k_##idx, lse, name##_argv},
+#define LB_K7_TC(form, dt, cache, d, padded, lse, name) {k_##form, Dt::dt, Cache::cache, d, padded, lse, name##_argv},
 #include "livebound/k7_tc_variants.inc"
 #undef LB_K7_TC
-    {k_bounded, Dt::bf16, 0, false, k_int64, false, nullptr},  // end (the list is empty without CUDA)
+    {k_bounded, Dt::bf16, Cache::model, 0, false, false, nullptr},  // end (the list is empty without CUDA)
 };
 const TensorCoreVariant kUnifiedTensorCoreVariants[] = {
-#define LB_K8_TC(form, dt, d, padded, idx, name) {k_##form, Dt::dt, d, padded, k_##idx, false, name##_argv},
+#define LB_K8_TC(form, dt, cache, d, padded, name) {k_##form, Dt::dt, Cache::cache, d, padded, false, name##_argv},
 #include "livebound/k8_tc_variants.inc"
 #undef LB_K8_TC
-    {k_bounded, Dt::bf16, 0, false, k_int64, false, nullptr},  // end
+    {k_bounded, Dt::bf16, Cache::model, 0, false, false, nullptr},  // end
 };
 
 // The built tensor-core variant for these facts: the exact one, else the padded one with
 // the smallest head dim that serves them; or null.
 template <size_t N>
-const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], lb_variant form, lb_dtype dt, int64_t Lq,
-                                          int64_t Lv, lb_dtype index_dtype, bool lse) {
+const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], lb_variant form, lb_dtype dt,
+                                          lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse) {
     const Dt want = dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16;
+    const Cache cache = cache_dt == LB_FLOAT8_E4M3FN ? Cache::e4m3 : Cache::model;
     const TensorCoreVariant *best = nullptr;
     for (const auto &c : table) {
-        if (!c.run || c.form != form || c.dtype != want || c.index_dtype != index_dtype || c.with_lse != lse ||
-            !c.serves(Lq, Lv)) {
+        if (!c.run || c.form != form || c.dtype != want || c.cache != cache || c.with_lse != lse || !c.serves(Lq, Lv)) {
             continue;
         }
         if (!best || (best->padded && !c.padded) || (best->padded == c.padded && c.head_dim < best->head_dim)) best = &c;
@@ -96,14 +98,16 @@ const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], l
     return best;
 }
 
-// What a tensor-core variant reads of a [rows, heads, head_dim] 16-bit tensor: a flat 1-D
-// view of b32 pairs (two elements each) over its storage, and its row stride in 16-byte
-// units. The kernels compute the addresses themselves (generator, define_tensor_core), so
-// the layout must be theirs: heads contiguous inside a row, rows 16-byte aligned, at most
-// 2^31 - 1 pairs. false: another layout (the call then runs a SIMT variant).
+// What a tensor-core variant reads of a [rows, heads, head_dim] 16-bit (or fp8 cache)
+// tensor: a flat 1-D view of element pairs over its storage (b32 pairs; an fp8 cache's
+// byte pairs, uint16), and its row stride in groups of 8 elements (16 bytes; fp8: 8). The
+// kernels compute the addresses themselves (generator, define_tensor_core), so the layout
+// must be theirs: heads contiguous inside a row, rows aligned to a group, at most 2^31 - 1
+// pairs. false: another layout (the call then runs a SIMT variant).
 struct PairView {
     lb_tensor flat;
     int32_t row_stride_16b = 0;
+    bool byte_pairs = false;  // fp8 elements
 };
 bool pair_view(const lb_tensor &t, PairView *out) {
     const int64_t rows = t.shape[0], heads = t.shape[1], dim = t.shape[2];
@@ -111,18 +115,20 @@ bool pair_view(const lb_tensor &t, PairView *out) {
     if (heads > 1 && t.strides[1] != dim) return false;
     const int64_t row_stride = rows > 1 ? t.strides[0] : 0;
     if (row_stride < 0 || row_stride % 8 != 0) return false;
-    if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0) return false;
+    const bool fp8 = t.dtype == LB_FLOAT8_E4M3FN;
+    if (reinterpret_cast<uintptr_t>(t.data) % (fp8 ? 8 : 16) != 0) return false;
     const int64_t pairs = ((rows - 1) * row_stride + heads * dim) / 2;
     if (pairs > INT32_MAX || row_stride / 8 > INT32_MAX) return false;
     out->flat = lb_tensor{t.data, LB_INT32, 1, {pairs}, {1}};
     out->row_stride_16b = static_cast<int32_t>(row_stride / 8);
+    out->byte_pairs = fp8;
     return true;
 }
 
-// Halide's view of a PairView (uint32 elements).
+// Halide's view of a PairView (uint32 elements; byte pairs: uint16).
 halide_buffer_t *wrap_pairs(PipelineCall &call, const PairView &v, const char *name) {
     halide_dimension_t dim{0, static_cast<int32_t>(v.flat.shape[0]), 1, 0};
-    return call.wrap(v.flat, name, halide_type_t(halide_type_uint, 32, 1), 1, &dim);
+    return call.wrap(v.flat, name, halide_type_t(halide_type_uint, v.byte_pairs ? 16 : 32, 1), 1, &dim);
 }
 
 // The arguments of a tensor-core call: the q/k/v tensors as flat pair views, and after the
@@ -155,13 +161,36 @@ struct TensorCoreArgs {
 
 // K8 variants (no LSE output).
 const Variant kUnifiedVariants[] = {
-#define LB_K8_ATTN(target, form, dt, dqk, dv, vec, idx, name) \
-    {Target::target, k_##form, Dt::dt, dqk, dv, vec, k_##idx, false, name##_argv},
+#define LB_K8_ATTN(target, form, dt, cache, dqk, dv, vec, name) \
+    {Target::target, k_##form, Dt::dt, Cache::cache, dqk, dv, vec, false, name##_argv},
 #include "livebound/k8_variants.inc"
 #undef LB_K8_ATTN
 };
 
 // ---- checks shared by K7 and K8 ----
+
+// An index tensor (int32 or int64, 1-D, any stride) as the int32 view the variants read: an
+// int64 tensor's low 32-bit words (little-endian: the first word of each element), stride
+// doubled. Valid values are below 2^31 (token counts, slots, offsets), so the low word is
+// the value; the host checks (CPU calls) read the full int64 values.
+lb_tensor index_view(const lb_tensor &t) {
+    if (t.dtype != LB_INT64) return t;
+    lb_tensor low = t;
+    low.dtype = LB_INT32;
+    low.strides[0] = t.strides[0] * 2;
+    return low;
+}
+
+// The KV cache pair: k_buffer of the model dtype or float8_e4m3fn, v_buffer of the same
+// dtype as k_buffer. Returns that dtype.
+lb_dtype check_cache_dtypes(const lb_tensor &k_buffer, const lb_tensor &v_buffer, lb_dtype dt) {
+    validate::tensor(k_buffer, "k_buffer", {dt, LB_FLOAT8_E4M3FN}, 3);
+    if (v_buffer.dtype != k_buffer.dtype) {
+        bad_argument("v_buffer", std::string("expected dtype ") + validate::dtype_name(k_buffer.dtype) +
+                                     " (k_buffer's), got " + validate::dtype_name(v_buffer.dtype));
+    }
+    return k_buffer.dtype;
+}
 
 // The scalar arguments.
 void check_scalars(int64_t max_len_extend, float sm_scale, float logit_cap, float k_scale, float v_scale) {
@@ -191,7 +220,7 @@ bool check_mask(const lb_tensor &mask, const lb_tensor &mask_indptr, int64_t B) 
         return false;
     }
     validate::tensor(mask, "custom_mask", {LB_UINT8}, 1);
-    validate::tensor(mask_indptr, "mask_indptr", {LB_INT64}, 1);
+    validate::tensor(mask_indptr, "mask_indptr", {LB_INT64}, 1);  // (offsets may pass 2^31)
     validate::extent_equals(mask_indptr, "mask_indptr", 0, B + 1, "B + 1 (qo_indptr length)");
     return true;
 }
@@ -242,13 +271,14 @@ void check_slot_values(const lb_tensor &kv_indptr, const lb_tensor &kv_indices, 
 // smallest such bucket (least padding), or LB_ERROR_UNSUPPORTED naming `arg` and what is built.
 template <size_t N>
 const Variant &pick_variant(const Variant (&table)[N], const char *kernel, const char *arg, bool on_cuda, lb_variant form,
-                            lb_dtype dt, int64_t Lq, int64_t Lv, lb_dtype index_dtype, bool lse, const std::string &lse_text,
+                            lb_dtype dt, lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse, const std::string &lse_text,
                             const char *built) {
     const Dt want = dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16;
+    const Cache cache = cache_dt == LB_FLOAT8_E4M3FN ? Cache::e4m3 : Cache::model;
     const Target target = on_cuda ? Target::cuda : Target::cpu;
     const Variant *best = nullptr;
     for (const auto &c : table) {
-        if (c.target == target && c.form == form && c.dtype == want && c.serves(Lq, Lv) && c.index_dtype == index_dtype &&
+        if (c.target == target && c.form == form && c.dtype == want && c.cache == cache && c.serves(Lq, Lv) &&
             c.with_lse == lse) {
             // Least padded work first (q.k over Lq, P V over Lv), then the wider vector.
             const int64_t size = int64_t(c.head_dim_qk) + c.head_dim_v;
@@ -261,8 +291,8 @@ const Variant &pick_variant(const Variant (&table)[N], const char *kernel, const
     if (best) return *best;
     throw Failure(LB_ERROR_UNSUPPORTED, "argument '" + std::string(arg) + "': no " + kernel + " " +
                                             (on_cuda ? "CUDA" : "CPU") + " variant for dtype " + validate::dtype_name(dt) +
-                                            ", Lq = " + std::to_string(Lq) + ", Lv = " + std::to_string(Lv) +
-                                            ", kv_indices " + validate::dtype_name(index_dtype) + lse_text + ", " +
+                                            ", KV cache " + validate::dtype_name(cache_dt) + ", Lq = " + std::to_string(Lq) +
+                                            ", Lv = " + std::to_string(Lv) + lse_text + ", " +
                                             (form == LB_BOUNDED ? "bounded" : "full-width") + " (" + built + ")");
 }
 
@@ -296,9 +326,9 @@ void check_mask_values(const lb_extend_attention_args &a, int64_t B, bool use_wk
         int64_t wko = 0;
         if (use_wko) {
             wko = validate::host_element(a.window_kv_offsets, b);
-            if (wko < 0 || wko > (int64_t{1} << 31)) {
+            if (wko < 0 || wko >= (int64_t{1} << 31)) {
                 bad_argument("window_kv_offsets", "window_kv_offsets[" + std::to_string(b) + "] = " + std::to_string(wko) +
-                                                      " is outside [0, 2^31]");
+                                                      " is outside [0, 2^31)");
             }
         }
         const int64_t start = validate::host_element(a.mask_indptr, b);
@@ -338,19 +368,19 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     validate::extent_equals(a.o_extend, "o_extend", 0, T, "T (q_extend rows)");
     validate::extent_equals(a.o_extend, "o_extend", 1, Hq, "Hq (q_extend heads)");
     validate::extent_equals(a.o_extend, "o_extend", 2, Lv, "Lv (v_extend head dim)");
-    validate::tensor(a.k_buffer, "k_buffer", {dt}, 3);
+    const lb_dtype cache_dt = check_cache_dtypes(a.k_buffer, a.v_buffer, dt);
     validate::extent_equals(a.k_buffer, "k_buffer", 1, Hkv, "Hkv (k_extend heads)");
     validate::extent_equals(a.k_buffer, "k_buffer", 2, Lq, "Lq (q_extend head dim)");
     const int64_t num_slots = a.k_buffer.shape[0];
-    validate::tensor(a.v_buffer, "v_buffer", {dt}, 3);
+    validate::tensor(a.v_buffer, "v_buffer", {cache_dt}, 3);
     validate::extent_equals(a.v_buffer, "v_buffer", 0, num_slots, "num_slots (k_buffer slots)");
     validate::extent_equals(a.v_buffer, "v_buffer", 1, Hkv, "Hkv (k_extend heads)");
     validate::extent_equals(a.v_buffer, "v_buffer", 2, Lv, "Lv (v_extend head dim)");
 
-    validate::tensor(a.qo_indptr, "qo_indptr", {LB_INT32}, 1);
+    validate::tensor(a.qo_indptr, "qo_indptr", {LB_INT32, LB_INT64}, 1);
     const int64_t B = a.qo_indptr.shape[0] - 1;
     if (B < 0) bad_argument("qo_indptr", "must have B + 1 >= 1 entries, got 0");
-    validate::tensor(a.kv_indptr, "kv_indptr", {LB_INT32}, 1);
+    validate::tensor(a.kv_indptr, "kv_indptr", {LB_INT32, LB_INT64}, 1);
     if (a.kv_indptr.shape[0] != B + 1) {
         bad_argument("kv_indptr", "has " + std::to_string(a.kv_indptr.shape[0]) + " entries, must equal B + 1 = " +
                                       std::to_string(B + 1) + " (qo_indptr length)");
@@ -367,7 +397,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     // window_kv_offsets is read only with a custom mask and a window (SGLang ignores it otherwise).
     const bool use_wko = has_mask && a.sliding_window_size > 0 && !validate::is_absent(a.window_kv_offsets);
     if (use_wko) {
-        validate::tensor(a.window_kv_offsets, "window_kv_offsets", {LB_INT32}, 1);
+        validate::tensor(a.window_kv_offsets, "window_kv_offsets", {LB_INT32, LB_INT64}, 1);
         validate::extent_equals(a.window_kv_offsets, "window_kv_offsets", 0, B, "B (qo_indptr length - 1)");
     }
     if (a.xai_temperature_len == 1) {
@@ -393,13 +423,14 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     // The variant: CPU variants always have the LSE output (a host scratch block stands in
     // when the caller passes none); on CUDA the variant without it.
     const Variant *v = &pick_variant(
-        kVariants, "K7", "q_extend", on_cuda, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse || !on_cuda,
+        kVariants, "K7", "q_extend", on_cuda, a.variant, dt, cache_dt, Lq, Lv, with_lse || !on_cuda,
         on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
-        on_cuda ? "CUDA builds: head dims that are multiples of 8, bounded bf16 up to 256 and fp16 up to 128 with "
-                  "int64 kv_indices, with or without lse; bf16 up to 128 with int32 kv_indices without lse; "
-                  "full-width bf16 up to 128 (with or without lse) and 256 (without)"
-                : "CPU builds: bf16/fp16, any head dims up to 32, multiples of 8 up to 256 (Lq, Lv independent up "
-                  "to 192/128) and up to 576/512; int32 kv_indices for bf16 up to 128");
+        on_cuda ? "CUDA builds: head dims that are multiples of 8; 16-bit caches: bounded bf16 up to 256 and fp16 "
+                  "up to 128, with or without lse, full-width bf16 up to 128 (with or without lse) and 256 "
+                  "(without); fp8 caches: bounded bf16 up to 256 with or without lse, fp16 up to 128 without, "
+                  "full-width bf16 up to 128 with lse"
+                : "CPU builds: bf16/fp16 with a 16-bit or fp8 cache, any head dims up to 32, multiples of 8 up to "
+                  "256 (Lq, Lv independent up to 192/128) and up to 576/512");
     // Index values are checked where the host can read them; on CUDA the kernel clamps every
     // data-dependent index instead (memory safety), and nothing is read back (no sync).
     if (!on_cuda) {
@@ -421,12 +452,16 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     auto scalar_view = [&](lb_dtype type) { return stand_in.view(type); };
     std::vector<float> lse_scratch;
 
-    lb_tensor kv_indices = a.kv_indices;
-    if (kv_indices.shape[0] == 0) kv_indices = scalar_view(a.kv_indices.dtype);
+    lb_tensor kv_indices = index_view(a.kv_indices);
+    if (kv_indices.shape[0] == 0) kv_indices = scalar_view(LB_INT32);
     lb_tensor k_buffer = a.k_buffer, v_buffer = a.v_buffer;
     if (num_slots == 0) {
-        k_buffer = lb_tensor{a.k_extend.data, dt, 3, {1, Hkv, Lq}, {a.k_extend.strides[0], a.k_extend.strides[1], 1}};
-        v_buffer = lb_tensor{a.v_extend.data, dt, 3, {1, Hkv, Lv}, {a.v_extend.strides[0], a.v_extend.strides[1], 1}};
+        // (An fp8 cache: the same bytes as e4m3 elements, strides in bytes.)
+        const int64_t step = cache_dt == dt ? 1 : 2;
+        k_buffer = lb_tensor{a.k_extend.data, cache_dt, 3, {1, Hkv, Lq},
+                             {a.k_extend.strides[0] * step, a.k_extend.strides[1] * step, 1}};
+        v_buffer = lb_tensor{a.v_extend.data, cache_dt, 3, {1, Hkv, Lv},
+                             {a.v_extend.strides[0] * step, a.v_extend.strides[1] * step, 1}};
     }
     const bool has_sinks = !validate::is_absent(a.sinks);
     const lb_tensor sinks = has_sinks ? a.sinks : scalar_view(LB_FLOAT32);
@@ -437,7 +472,8 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     }
     const lb_tensor mask = has_mask && a.custom_mask.shape[0] > 0 ? a.custom_mask : scalar_view(LB_UINT8);
     const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
-    const lb_tensor wko = use_wko && a.window_kv_offsets.shape[0] > 0 ? a.window_kv_offsets : scalar_view(LB_INT32);
+    const lb_tensor wko =
+        use_wko && a.window_kv_offsets.shape[0] > 0 ? index_view(a.window_kv_offsets) : scalar_view(LB_INT32);
 
     // A tensor-core variant when one is built and q/k/v have its layout: they are then
     // passed as flat pair views, followed by their row strides, Hkv and the slot count.
@@ -445,9 +481,8 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     // loop cost 10 % more SASS per HMMA at head dim 128); any other LSE layout runs SIMT.
     const bool lse_heads_contiguous = !with_lse || a.lse_extend.shape[1] <= 1 || a.lse_extend.strides[1] == 1;
     const TensorCoreVariant *tcv =
-        on_cuda && lse_heads_contiguous
-            ? find_tensor_core(kTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, with_lse)
-            : nullptr;
+        on_cuda && lse_heads_contiguous ? find_tensor_core(kTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, with_lse)
+                                        : nullptr;
     TensorCoreArgs tc;
     const lb_tensor *qkv[5] = {&a.q_extend, &a.k_extend, &a.v_extend, &k_buffer, &v_buffer};
     if (tcv && !tc.take(qkv, 5)) tcv = nullptr;
@@ -457,8 +492,8 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     halide_buffer_t *vv = wrap_qkv(2, "v_extend");
     halide_buffer_t *kb = wrap_qkv(3, "k_buffer");
     halide_buffer_t *vb = wrap_qkv(4, "v_buffer");
-    halide_buffer_t *qo = call.wrap_1d(a.qo_indptr, "qo_indptr", B + 1);
-    halide_buffer_t *kvp = call.wrap_1d(a.kv_indptr, "kv_indptr", B + 1);
+    halide_buffer_t *qo = call.wrap_1d(index_view(a.qo_indptr), "qo_indptr", B + 1);
+    halide_buffer_t *kvp = call.wrap_1d(index_view(a.kv_indptr), "kv_indptr", B + 1);
     halide_buffer_t *kvi = call.wrap_1d(kv_indices, "kv_indices", kv_indices.shape[0]);
     halide_buffer_t *sk = call.wrap_nd(sinks, "sinks");
     halide_buffer_t *cm = call.wrap_nd(mask, "custom_mask");
@@ -496,7 +531,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     }
     validate::tensor(a.q, "q", {dt}, 3);
     const int64_t T = a.q.shape[0], Hq = a.q.shape[1], Lq = a.q.shape[2];
-    validate::tensor(a.k_buffer, "k_buffer", {dt}, 3);
+    const lb_dtype cache_dt = check_cache_dtypes(a.k_buffer, a.v_buffer, dt);
     validate::extent_equals(a.k_buffer, "k_buffer", 2, Lq, "Lq (q head dim)");
     const int64_t num_slots = a.k_buffer.shape[0], Hkv = a.k_buffer.shape[1];
     if (Hkv < 1 || Hq % Hkv != 0) {
@@ -504,7 +539,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
                                      " must be >= 1 and divide Hq = " + std::to_string(Hq));
     }
     if (num_slots < 1) bad_argument("k_buffer", "must have at least one slot (every key is in the cache)");
-    validate::tensor(a.v_buffer, "v_buffer", {dt}, 3);
+    validate::tensor(a.v_buffer, "v_buffer", {cache_dt}, 3);
     validate::extent_equals(a.v_buffer, "v_buffer", 0, num_slots, "num_slots (k_buffer slots)");
     validate::extent_equals(a.v_buffer, "v_buffer", 1, Hkv, "Hkv (k_buffer heads)");
     const int64_t Lv = a.v_buffer.shape[2];
@@ -512,13 +547,13 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     validate::extent_equals(a.o, "o", 0, T, "T (q rows)");
     validate::extent_equals(a.o, "o", 1, Hq, "Hq (q heads)");
     validate::extent_equals(a.o, "o", 2, Lv, "Lv (v_buffer head dim)");
-    validate::tensor(a.qo_indptr, "qo_indptr", {LB_INT32}, 1);
+    validate::tensor(a.qo_indptr, "qo_indptr", {LB_INT32, LB_INT64}, 1);
     const int64_t B = a.qo_indptr.shape[0] - 1;
     if (B < 0) bad_argument("qo_indptr", "must have B + 1 >= 1 entries, got 0");
-    validate::tensor(a.kv_indptr, "kv_indptr", {LB_INT32}, 1);
+    validate::tensor(a.kv_indptr, "kv_indptr", {LB_INT32, LB_INT64}, 1);
     validate::extent_equals(a.kv_indptr, "kv_indptr", 0, B + 1, "B + 1 (qo_indptr length)");
     validate::tensor(a.kv_indices, "kv_indices", {LB_INT32, LB_INT64}, 1);
-    validate::tensor(a.prefix_lens, "prefix_lens", {LB_INT32}, 1);
+    validate::tensor(a.prefix_lens, "prefix_lens", {LB_INT32, LB_INT64}, 1);
     validate::extent_equals(a.prefix_lens, "prefix_lens", 0, B, "B (qo_indptr length - 1)");
     const bool has_sinks = !validate::is_absent(a.sinks);
     check_sinks(a.sinks, Hq, "Hq (q heads)");
@@ -536,13 +571,12 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
         used.push_back({&a.mask_indptr, "mask_indptr"});
     }
     check_on_device(used, device);
-    const Variant *v = &pick_variant(kUnifiedVariants, "K8", "q", on_cuda, a.variant, dt, Lq, Lv, a.kv_indices.dtype,
-                                     false, "",
-                                     on_cuda ? "CUDA builds: head dims that are multiples of 8, bounded bf16 up to "
-                                               "128 and fp16 up to 128, full-width bf16 up to 128, int64 kv_indices"
-                                             : "CPU builds: bf16/fp16, any head dims up to 32, multiples of 8 up to 256 "
-                                               "(Lq, Lv independent up to 192/128) and up to 576/512, int64 "
-                                               "kv_indices; int32 for bf16 up to 128");
+    const Variant *v = &pick_variant(kUnifiedVariants, "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
+                                     on_cuda ? "CUDA builds: head dims that are multiples of 8, 16-bit or fp8 caches: "
+                                               "bounded bf16 up to 128 and fp16 up to 128, full-width bf16 up to 128"
+                                             : "CPU builds: bf16/fp16 with a 16-bit or fp8 cache, any head dims up to "
+                                               "32, multiples of 8 up to 256 (Lq, Lv independent up to 192/128) and "
+                                               "up to 576/512");
     if (!on_cuda) {
         // The ranges (as K7) and the unified list: N_b = P_b + E_b, slots in range, the masks.
         check_indptr_values(a.qo_indptr, "qo_indptr", B, T, "T (q rows)", a.max_len_extend);
@@ -572,8 +606,8 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
 
     const StandIns stand_in(on_cuda, a.q);
     auto scalar_view = [&](lb_dtype type) { return stand_in.view(type); };
-    lb_tensor kv_indices = a.kv_indices;
-    if (kv_indices.shape[0] == 0) kv_indices = scalar_view(a.kv_indices.dtype);
+    lb_tensor kv_indices = index_view(a.kv_indices);
+    if (kv_indices.shape[0] == 0) kv_indices = scalar_view(LB_INT32);
     const lb_tensor sinks = has_sinks ? a.sinks : scalar_view(LB_FLOAT32);
     const lb_tensor mask = has_mask && a.custom_mask.shape[0] > 0 ? a.custom_mask : scalar_view(LB_UINT8);
     const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
@@ -581,7 +615,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     PipelineCall call(device);
     // A tensor-core variant when one is built and q/k/v have its layout (as K7).
     const TensorCoreVariant *tcv =
-        on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, Lq, Lv, a.kv_indices.dtype, false) : nullptr;
+        on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, false) : nullptr;
     TensorCoreArgs tc;
     const lb_tensor *qkv[3] = {&a.q, &a.k_buffer, &a.v_buffer};
     if (tcv && !tc.take(qkv, 3)) tcv = nullptr;
@@ -589,10 +623,10 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     halide_buffer_t *q = wrap_qkv(0, "q");
     halide_buffer_t *kb = wrap_qkv(1, "k_buffer");
     halide_buffer_t *vb = wrap_qkv(2, "v_buffer");
-    halide_buffer_t *qo = call.wrap_1d(a.qo_indptr, "qo_indptr", B + 1);
-    halide_buffer_t *kvp = call.wrap_1d(a.kv_indptr, "kv_indptr", B + 1);
+    halide_buffer_t *qo = call.wrap_1d(index_view(a.qo_indptr), "qo_indptr", B + 1);
+    halide_buffer_t *kvp = call.wrap_1d(index_view(a.kv_indptr), "kv_indptr", B + 1);
     halide_buffer_t *kvi = call.wrap_1d(kv_indices, "kv_indices", kv_indices.shape[0]);
-    halide_buffer_t *pl = call.wrap_1d(a.prefix_lens, "prefix_lens", B);
+    halide_buffer_t *pl = call.wrap_1d(index_view(a.prefix_lens), "prefix_lens", B);
     halide_buffer_t *sk = call.wrap_nd(sinks, "sinks");
     halide_buffer_t *cm = call.wrap_nd(mask, "custom_mask");
     halide_buffer_t *mi = call.wrap_nd(mask_indptr, "mask_indptr");

@@ -25,6 +25,7 @@ const char *dtype_name(lb_dtype dtype) {
     case LB_FLOAT16: return "float16";
     case LB_BFLOAT16: return "bfloat16";
     case LB_FLOAT32: return "float32";
+    case LB_FLOAT8_E4M3FN: return "float8_e4m3fn";
     case LB_DTYPE_NONE: return "none";
     }
     return "unknown";
@@ -161,7 +162,8 @@ int64_t host_element(const lb_tensor &t, int64_t i) {
 
 halide_type_t halide_type(lb_dtype dtype) {
     switch (dtype) {
-    case LB_UINT8: return halide_type_t(halide_type_uint, 8);
+    case LB_UINT8:
+    case LB_FLOAT8_E4M3FN: return halide_type_t(halide_type_uint, 8);  // Halide has no fp8: its bytes
     case LB_INT64: return halide_type_t(halide_type_int, 64);
     case LB_FLOAT16: return halide_type_t(halide_type_float, 16);
     case LB_BFLOAT16: return halide_type_t(halide_type_bfloat, 16);

@@ -1,8 +1,10 @@
 // K7 test cases (spec §4.4 / §4.5 scaled down for CPU time): uneven batches (one long and
 // several short requests), prefix 0 and non-zero, E not a multiple of BM, GQA 1/4/8,
-// windows {-1, 0, small, >= E}, causal and not, logit cap, sinks, scales, empty rows.
-// Data as SGLang's builder: values normal(0.1, 0.5) in the input dtype; each request's
-// prefix at its own slots (contiguous or shuffled), fixed seeds.
+// windows {-1, 0, small, >= E}, causal and not, logit cap, sinks, scales, empty rows, fp8
+// (e4m3fn) KV caches, int32 / int64 index tensors.
+// Data as SGLang's builder: values normal(0.1, 0.5) in the input dtype (an fp8 cache: the
+// same draws rounded to e4m3); each request's prefix at its own slots (contiguous or
+// shuffled), fixed seeds.
 #pragma once
 
 #include <algorithm>
@@ -32,7 +34,7 @@ struct ExtendCase {
     float sm_scale = 0, logit_cap = 0, k_scale = 1, v_scale = 1;
     bool sinks = false;
     bool shuffle_slots = true;
-    bool index64 = true;
+    bool index64 = true;         // kv_indices int64 (else int32); the other index tensors: indptr64
     int64_t extra_max_len = 0;   // max_len_extend = max(E) + this
     // §3.7.2 extras: a random custom mask (0 above the diagonal when causal, keep
     // probability mask_density), window_kv_offsets (random in [0, 5]), the stage switches.
@@ -42,6 +44,10 @@ struct ExtendCase {
     bool window_kv_offsets = false;
     int32_t xai_temperature_len = -1;
     bool skip_prefix = false, skip_extend = false;
+    bool indptr64 = false;   // qo_indptr, kv_indptr, window_kv_offsets passed as int64 (see index64)
+    // k_buffer / v_buffer in float8 e4m3fn (LB_FLOAT8_E4M3FN), the extend K/V and q in the
+    // input dtype; k_scale / v_scale as for a 16-bit cache.
+    bool fp8_cache = false;
 };
 
 inline std::ostream &operator<<(std::ostream &os, const ExtendCase &c) {
@@ -51,7 +57,8 @@ inline std::ostream &operator<<(std::ostream &os, const ExtendCase &c) {
     for (auto e : c.E) os << e << ",";
     os << "} P={";
     for (auto p : c.P) os << p << ",";
-    return os << "} i" << (c.index64 ? 64 : 32) << (c.shuffle_slots ? " shuffled" : " contiguous")
+    return os << "} kv_indices i" << (c.index64 ? 64 : 32) << " indptr i" << (c.indptr64 ? 64 : 32)
+              << (c.fp8_cache ? " cache e4m3" : " cache 16-bit") << (c.shuffle_slots ? " shuffled" : " contiguous")
               << " mask=" << c.custom_mask << "/" << c.mask_density << " skip_prefix_mask=" << c.skip_prefix_custom_mask
               << " wko=" << c.window_kv_offsets << " xai=" << c.xai_temperature_len << " skip_prefix=" << c.skip_prefix
               << " skip_extend=" << c.skip_extend;
@@ -72,11 +79,16 @@ inline ExtendProblem make_problem(const ExtendCase &c) {
     p.logit_cap = c.logit_cap;
     p.k_scale = c.k_scale;
     p.v_scale = c.v_scale;
+    p.fp8_cache = c.fp8_cache;
     std::mt19937 rng(c.seed);
     std::normal_distribution<float> val(0.1f, 0.5f);
     auto fill = [&](std::vector<uint16_t> &v, int64_t n) {
         v.resize(size_t(n));
         for (auto &x : v) x = p.from_f(val(rng));
+    };
+    auto fill_cache = [&](std::vector<uint16_t> &v, int64_t n) {  // e4m3 bytes with fp8_cache
+        v.resize(size_t(n));
+        for (auto &x : v) x = p.cache_from_f(val(rng));
     };
     p.qo_indptr.assign(1, 0);
     p.kv_indptr.assign(1, 0);
@@ -90,8 +102,8 @@ inline ExtendProblem make_problem(const ExtendCase &c) {
     fill(p.q, p.T * p.Hq * p.Lq);
     fill(p.k_ext, p.T * p.Hkv * p.Lq);
     fill(p.v_ext, p.T * p.Hkv * p.Lv);
-    fill(p.k_buf, p.num_slots * p.Hkv * p.Lq);
-    fill(p.v_buf, p.num_slots * p.Hkv * p.Lv);
+    fill_cache(p.k_buf, p.num_slots * p.Hkv * p.Lq);
+    fill_cache(p.v_buf, p.num_slots * p.Hkv * p.Lv);
     std::vector<int64_t> slots(size_t(p.num_slots));
     std::iota(slots.begin(), slots.end(), 0);
     if (c.shuffle_slots) std::shuffle(slots.begin(), slots.end(), rng);
@@ -130,12 +142,19 @@ inline ExtendProblem make_problem(const ExtendCase &c) {
     return p;
 }
 
-// The caller-side buffers of one call (outputs poisoned).
+// The caller-side buffers of one call (outputs poisoned), and the copies of the problem's
+// inputs in the dtypes the case asks for (args points into them: not copyable).
 struct ExtendBuffers {
     std::vector<uint16_t> o;
     std::vector<float> lse;
-    std::vector<int32_t> idx32;
+    std::vector<int32_t> idx32;                                    // kv_indices as int32
+    std::vector<int64_t> qo_indptr64, kv_indptr64, window_kv_offsets64;  // indptr64 copies
+    std::vector<uint8_t> k_buffer8, v_buffer8;                     // the fp8 cache's e4m3 bytes
     lb_extend_attention_args args{};
+
+    ExtendBuffers() = default;
+    ExtendBuffers(const ExtendBuffers &) = delete;
+    ExtendBuffers &operator=(const ExtendBuffers &) = delete;
 };
 
 constexpr uint16_t kPoison16 = 0x7e5a;  // a NaN in both fp16 and bf16
@@ -144,7 +163,8 @@ constexpr float kPoisonLse = -12345.0f;
 // Bytes of one element of `dt`.
 inline size_t element_bytes(lb_dtype dt) {
     switch (dt) {
-        case LB_UINT8: return 1;
+        case LB_UINT8:
+        case LB_FLOAT8_E4M3FN: return 1;
         case LB_FLOAT16:
         case LB_BFLOAT16: return 2;
         case LB_INT64: return 8;
@@ -167,7 +187,35 @@ inline lb_tensor attn3(const void *data, lb_dtype dt, int64_t a, int64_t b, int6
     return lb_tensor{const_cast<void *>(data), dt, 3, {a, b, c}, {b * c, c, 1}};
 }
 
-// Fills buffers for problem p (o and lse poisoned); `with_lse` false leaves lse absent.
+// A 1-D index tensor over `values` (int32 or int64 storage).
+inline lb_tensor index1(const std::vector<int32_t> &values) {
+    return lb_tensor{const_cast<int32_t *>(values.data()), LB_INT32, 1, {int64_t(values.size())}, {1}};
+}
+inline lb_tensor index1(const std::vector<int64_t> &values) {
+    return lb_tensor{const_cast<int64_t *>(values.data()), LB_INT64, 1, {int64_t(values.size())}, {1}};
+}
+
+// `values` as an int32 (as64 false: the problem's own storage) or an int64 tensor (a copy
+// kept in *copy64).
+inline lb_tensor index1_as(const std::vector<int32_t> &values, bool as64, std::vector<int64_t> *copy64) {
+    if (!as64) return index1(values);
+    copy64->assign(values.begin(), values.end());
+    return index1(*copy64);
+}
+
+// A KV-cache tensor [slots, heads, dim] over `cache` (16-bit elements of `dt`), or with
+// `fp8` over *bytes8, filled with the e4m3 byte of each element (LB_FLOAT8_E4M3FN).
+inline lb_tensor cache3(const std::vector<uint16_t> &cache, bool fp8, lb_dtype dt, int64_t slots, int64_t heads,
+                        int64_t dim, std::vector<uint8_t> *bytes8) {
+    if (!fp8) return attn3(cache.data(), dt, slots, heads, dim);
+    bytes8->resize(cache.size());
+    for (size_t i = 0; i < cache.size(); i++) (*bytes8)[i] = uint8_t(cache[i]);
+    return attn3(bytes8->data(), LB_FLOAT8_E4M3FN, slots, heads, dim);
+}
+
+// Fills buffers for problem p (o and lse poisoned); `with_lse` false leaves lse absent. The
+// cache dtype is the problem's (p.fp8_cache), the index dtypes the case's (c.index64,
+// c.indptr64).
 inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant variant, ExtendBuffers *out,
                       bool with_lse = true) {
     const lb_dtype dt = p.bf16 ? LB_BFLOAT16 : LB_FLOAT16;
@@ -179,16 +227,15 @@ inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant va
     a.k_extend = attn3(p.k_ext.data(), dt, p.T, p.Hkv, p.Lq);
     a.v_extend = attn3(p.v_ext.data(), dt, p.T, p.Hkv, p.Lv);
     a.o_extend = attn3(out->o.data(), dt, p.T, p.Hq, p.Lv);
-    a.k_buffer = attn3(p.k_buf.data(), dt, p.num_slots, p.Hkv, p.Lq);
-    a.v_buffer = attn3(p.v_buf.data(), dt, p.num_slots, p.Hkv, p.Lv);
-    a.qo_indptr = lb_tensor{const_cast<int32_t *>(p.qo_indptr.data()), LB_INT32, 1, {p.B + 1, 0}, {1, 0}};
-    a.kv_indptr = lb_tensor{const_cast<int32_t *>(p.kv_indptr.data()), LB_INT32, 1, {p.B + 1, 0}, {1, 0}};
+    a.k_buffer = cache3(p.k_buf, p.fp8_cache, dt, p.num_slots, p.Hkv, p.Lq, &out->k_buffer8);
+    a.v_buffer = cache3(p.v_buf, p.fp8_cache, dt, p.num_slots, p.Hkv, p.Lv, &out->v_buffer8);
+    a.qo_indptr = index1_as(p.qo_indptr, c.indptr64, &out->qo_indptr64);
+    a.kv_indptr = index1_as(p.kv_indptr, c.indptr64, &out->kv_indptr64);
     if (c.index64) {
-        a.kv_indices = lb_tensor{const_cast<int64_t *>(p.kv_indices.data()), LB_INT64, 1,
-                                 {int64_t(p.kv_indices.size()), 0}, {1, 0}};
+        a.kv_indices = index1(p.kv_indices);
     } else {
         out->idx32.assign(p.kv_indices.begin(), p.kv_indices.end());
-        a.kv_indices = lb_tensor{out->idx32.data(), LB_INT32, 1, {int64_t(out->idx32.size()), 0}, {1, 0}};
+        a.kv_indices = index1(out->idx32);
     }
     if (!p.sinks.empty()) a.sinks = lb_tensor{const_cast<float *>(p.sinks.data()), LB_FLOAT32, 1, {p.Hq}, {1}};
     if (with_lse) a.lse_extend = lb_tensor{out->lse.data(), LB_FLOAT32, 2, {p.T, p.Hq}, {p.Hq, 1}};
@@ -207,7 +254,7 @@ inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant va
         a.mask_indptr = lb_tensor{const_cast<int64_t *>(p.mask_indptr.data()), LB_INT64, 1, {p.B + 1}, {1}};
     }
     if (!p.window_kv_offsets.empty()) {
-        a.window_kv_offsets = lb_tensor{const_cast<int32_t *>(p.window_kv_offsets.data()), LB_INT32, 1, {p.B}, {1}};
+        a.window_kv_offsets = index1_as(p.window_kv_offsets, c.indptr64, &out->window_kv_offsets64);
     }
     a.skip_prefix_custom_mask = p.skip_prefix_custom_mask;
     a.xai_temperature_len = p.xai_temperature_len;
@@ -263,15 +310,15 @@ inline std::vector<ExtendCase> extend_cases() {
         c.window = 20;
         add(c);
     }
-    // bf16 64/64 GQA 4:1, int32 indices are only built for 128/128 (index64 here).
+    // bf16 64/64 GQA 4:1, dead query tiles.
     {
         ExtendCase c{"bf16_d64_gqa4", 41, true, 8, 2, 64, 64, {45, 90}, {100, 0}};
         c.window = 50;
         c.extra_max_len = 40;  // dead query tiles beyond every request
         add(c);
     }
-    // int32 indices, contiguous slots, sinks where a row sees nothing but the sink (W = 1,
-    // prefix far away is still seen at distance 1; use no prefix + E = 1 rows).
+    // int32 indices everywhere, contiguous slots, sinks where a row sees nothing but the
+    // sink (W = 1, prefix far away is still seen at distance 1; use no prefix + E = 1 rows).
     {
         ExtendCase c{"int32_contiguous_sinks", 51, true, 8, 8, 128, 128, {1, 2, 31, 32, 33}, {0, 1, 64, 0, 2}};
         c.index64 = false;
@@ -368,6 +415,105 @@ inline std::vector<ExtendCase> extend_cases() {
         ExtendCase w{"head_dim_256_window", 116, true, 4, 2, 256, 256, {60, 3, 30}, {0, 50, 20}};
         w.window = 40;
         add(w);
+    }
+    // Index dtypes per argument (every variant takes int32 or int64 for qo_indptr,
+    // kv_indptr, kv_indices and window_kv_offsets, each on its own; the other cases are
+    // int32 indptrs with int64 kv_indices, or int32 everywhere): (indptr64, index64) =
+    // (1, 1) and (1, 0), and int64 window_kv_offsets under a mask.
+    {
+        ExtendCase c{"indptr64_index64_window", 121, true, 8, 2, 128, 128, {70, 1, 33, 0}, {40, 0, 90, 17}};
+        c.indptr64 = true;
+        c.window = 20;
+        add(c);
+        ExtendCase f{"fp16_d64_indptr64_index32_sinks", 122, false, 8, 2, 64, 64, {45, 20, 3}, {30, 0, 70}};
+        f.indptr64 = true;
+        f.index64 = false;
+        f.sinks = true;
+        add(f);
+        ExtendCase m{"mask_window_wko64_index32", 123, true, 8, 2, 64, 64, {40, 9, 33}, {25, 60, 0}};
+        m.custom_mask = true;
+        m.window = 16;
+        m.window_kv_offsets = true;
+        m.indptr64 = true;
+        m.index64 = false;
+        add(m);
+    }
+    // fp8 (e4m3fn) KV caches: each cache element decoded exactly, then the formulas of the
+    // 16-bit cases (k_scale on the prefix scores, v_scale on the prefix values); bf16 and
+    // fp16 inputs; head dims 128, 64, 13 (the scalar bucket), 80 (the 96 bucket), 192/128
+    // and 576/512 (MLA: few heads, short requests); windows, masks, sinks, cap, xai, a
+    // prefix-only call; the index dtypes (indptr64, index64) = (1, 1), (1, 0), (0, 0), (0, 1).
+    {
+        ExtendCase a{"fp8_bf16_d128_scales", 131, true, 8, 2, 128, 128, {70, 1, 33, 0, 40}, {40, 0, 90, 17, 5}};
+        a.fp8_cache = true;
+        a.k_scale = 0.5f;
+        a.v_scale = 1.7f;
+        a.indptr64 = true;
+        add(a);
+        ExtendCase w{"fp8_fp16_d128_window_sinks", 132, false, 8, 2, 128, 128, {65, 9, 30}, {30, 70, 0}};
+        w.fp8_cache = true;
+        w.window = 20;
+        w.sinks = true;
+        w.indptr64 = true;
+        w.index64 = false;
+        add(w);
+        ExtendCase n{"fp8_bf16_d64_noncausal_cap_scales", 133, true, 8, 1, 64, 64, {50, 7, 33}, {40, 0, 12}};
+        n.fp8_cache = true;
+        n.causal = false;
+        n.window = 13;
+        n.logit_cap = 5.0f;
+        n.k_scale = 0.5f;
+        n.v_scale = 1.7f;
+        n.index64 = false;
+        add(n);
+        ExtendCase m{"fp8_fp16_d64_mask_window_wko64_sinks", 134, false, 8, 2, 64, 64, {45, 20, 33}, {30, 5, 70}};
+        m.fp8_cache = true;
+        m.custom_mask = true;
+        m.window = 24;
+        m.window_kv_offsets = true;
+        m.sinks = true;
+        m.indptr64 = true;
+        add(m);
+        ExtendCase k{"fp8_bf16_d128_skip_extend_scales", 135, true, 8, 2, 128, 128, {30, 5, 12}, {50, 20, 0}};
+        k.fp8_cache = true;
+        k.skip_extend = true;
+        k.window = 40;
+        k.k_scale = 0.5f;
+        k.v_scale = 1.7f;
+        k.indptr64 = true;
+        add(k);
+        ExtendCase d13{"fp8_bf16_head_dim_13_scales", 136, true, 4, 2, 13, 13, {40, 3, 17}, {25, 0, 9}};
+        d13.fp8_cache = true;
+        d13.window = 11;
+        d13.k_scale = 0.5f;
+        d13.v_scale = 1.7f;
+        add(d13);
+        ExtendCase d80{"fp8_fp16_head_dim_80_sinks", 137, false, 8, 2, 80, 80, {33, 1, 20}, {20, 45, 0}};
+        d80.fp8_cache = true;
+        d80.sinks = true;
+        d80.window = 24;
+        d80.indptr64 = true;
+        d80.index64 = false;
+        add(d80);
+        ExtendCase d192{"fp8_bf16_head_dim_192_128_xai_cap", 138, true, 8, 2, 192, 128, {30, 7, 20}, {40, 0, 12}};
+        d192.fp8_cache = true;
+        d192.window = 30;
+        d192.xai_temperature_len = 30;
+        d192.logit_cap = 8.0f;
+        add(d192);
+        ExtendCase mla{"fp8_bf16_mla_576_512_scales", 139, true, 4, 1, 576, 512, {12, 20}, {30, 0}};
+        mla.fp8_cache = true;
+        mla.window = 16;
+        mla.k_scale = 0.5f;
+        mla.v_scale = 1.7f;
+        mla.indptr64 = true;
+        add(mla);
+        ExtendCase mlm{"fp8_fp16_mla_576_512_mask_sinks", 140, false, 4, 1, 576, 512, {9, 14}, {0, 20}};
+        mlm.fp8_cache = true;
+        mlm.custom_mask = true;
+        mlm.sinks = true;
+        mlm.index64 = false;
+        add(mlm);
     }
     return cs;
 }

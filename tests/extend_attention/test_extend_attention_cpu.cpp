@@ -2,7 +2,8 @@
 // same-precision reference, FlashAttention's rule, plus a small absolute floor), and the
 // metamorphic identities of design §5: bounded == full-width twin bit for bit, window ==
 // full attention over the sliced KV, paged (shuffled slots) == contiguous, a request's
-// output independent of its batch mates; LSE on or off gives the same o.
+// output independent of its batch mates; LSE on or off gives the same o; an fp8 (e4m3fn)
+// cache == a 16-bit cache holding the same values, bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -204,6 +205,55 @@ TEST(ExtendMetamorphic, CausalMaskEqualsNoMask) {
             const auto o1 = run(plain, c, v, &l1), o2 = run(masked, c, v, &l2);
             EXPECT_EQ(0, std::memcmp(o1.data(), o2.data(), o1.size() * 2)) << "W=" << W << "\n" << c;
             EXPECT_EQ(0, std::memcmp(l1.data(), l2.data(), l1.size() * 4)) << "W=" << W << "\n" << c;
+        }
+    }
+}
+
+// An fp8 cache == a 16-bit cache holding the same values. Every e4m3 value is exact in bf16
+// and fp16, and the kernel decodes each cache element exactly (no rounding of q or p to
+// fp8), so the same fp32 values enter the same operations: identical o and lse bits,
+// bounded and full-width, for bf16 and fp16, with k/v scales (prefix only), a window,
+// sinks, a logit cap and a custom mask with int64 window_kv_offsets.
+TEST(ExtendMetamorphic, Fp8CacheEqualsSixteenBitCacheOfItsValues) {
+    std::vector<ExtendCase> cs;
+    ExtendCase b{"fp8_vs_16bit_bf16_d128", 126, true, 8, 2, 128, 128, {70, 1, 33, 0}, {40, 0, 90, 17}};
+    b.window = 30;
+    b.sinks = true;
+    b.k_scale = 0.5f;
+    b.v_scale = 1.7f;
+    cs.push_back(b);
+    ExtendCase f{"fp8_vs_16bit_fp16_d64_mask", 127, false, 8, 4, 64, 64, {45, 20, 9}, {30, 5, 0}};
+    f.custom_mask = true;
+    f.window = 20;
+    f.window_kv_offsets = true;
+    f.indptr64 = true;
+    f.logit_cap = 6.0f;
+    f.k_scale = 0.5f;
+    f.v_scale = 1.7f;
+    cs.push_back(f);
+    ExtendCase d{"fp8_vs_16bit_bf16_d13", 128, true, 4, 2, 13, 13, {30, 3}, {20, 9}};
+    d.index64 = false;
+    cs.push_back(d);
+    for (ExtendCase c : cs) {
+        c.fp8_cache = true;
+        const ExtendProblem p8 = make_problem(c);
+        ExtendProblem p16 = p8;
+        p16.fp8_cache = false;
+        for (auto *cache : {&p16.k_buf, &p16.v_buf}) {
+            for (uint16_t &x : *cache) {
+                const float v = reference::e4m3_to_float(uint8_t(x));
+                x = p16.from_f(v);
+                ASSERT_EQ(p16.to_f(x), v) << "an e4m3 value not exact in the input dtype";
+            }
+        }
+        for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+            std::vector<float> l8, l16;
+            const auto o8 = run(p8, c, v, &l8), o16 = run(p16, c, v, &l16);
+            const char *form = v == LB_BOUNDED ? " bounded\n" : " full-width\n";
+            EXPECT_EQ(0, std::memcmp(o8.data(), o16.data(), o8.size() * 2))
+                << "o differs between the fp8 and the 16-bit cache" << form << c;
+            EXPECT_EQ(0, std::memcmp(l8.data(), l16.data(), l8.size() * 4))
+                << "lse differs by up to " << max_abs_diff(l8, l16) << form << c;
         }
     }
 }

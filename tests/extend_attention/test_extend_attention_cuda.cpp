@@ -6,16 +6,18 @@
 //
 //   (a) CudaExtendAccuracy: every CPU-suite case (bf16/fp16, 64/64, 128/128, causal and
 //       not, windows, GQA, logit cap, sinks, k/v scales, custom masks, xai, skip flags,
-//       int32 and int64 kv_indices) plus two bf16 256/256 cases, bounded, with and without
-//       lse_extend where that variant is built (int32 kv_indices: without only): o and lse
-//       within the CPU suite's fp64-reference tolerance, and rows outside
-//       [qo_indptr[0], qo_indptr[B]) (lead and tail rows added to every case) still hold
-//       their poison. The MLA case (576/512, not built for CUDA) must be refused with
+//       int32 and int64 index tensors, 16-bit and fp8 (e4m3fn) caches) plus bf16 256/256
+//       cases and longer fp8-cache cases, bounded, with and without lse_extend where that
+//       variant is built: o and lse within the CPU suite's fp64-reference tolerance, and
+//       rows outside [qo_indptr[0], qo_indptr[B]) (lead and tail rows added to every case)
+//       still hold their poison. Forms not built for CUDA (the MLA case 576/512, head dim
+//       13, fp8 caches with fp16 and the lse, ...) must be refused with
 //       LB_ERROR_UNSUPPORTED naming 'q_extend', writing nothing; CudaExtendUnsupported
 //       does the same for the other forms the build lacks (fp16 256/256, full-width
-//       fp16 / 64/64 / 256/256 with lse, int32 with lse).
+//       fp16 / 64/64 / 256/256 with lse, fp8-cache forms).
 //   (b) CudaExtendTwin: bounded == full-width bit for bit (o, lse and the poisoned rows) for
-//       the bf16 128/128 int64 cases, with and without lse, and a 256/256 case without lse.
+//       the bf16 128/128 cases whose full-width form is built (16-bit caches with and
+//       without lse, fp8 caches with lse), and a 256/256 case without lse.
 //   (c) CudaExtendBatchMates: a request's rows are bit-identical whether it runs alone, in
 //       its batch, or in the batch reversed (an empty request alone: T = 0, nothing to
 //       compare or download).
@@ -26,9 +28,9 @@
 //       rejected by name and write nothing; B = 0 / empty rows write nothing; the NULL
 //       (legacy default) stream works.
 //
-// A built CUDA variant (cuda_variant_built(): the list of cmake/families/extend_attention.cmake)
-// that returns LB_ERROR_UNSUPPORTED is a failure here. Every test skips, saying why,
-// without a driver or a device.
+// A built CUDA variant (cuda_variant_built(): the list of cmake/families/extend_attention.cmake,
+// written out here) that returns LB_ERROR_UNSUPPORTED is a failure here. Every test skips,
+// saying why, without a driver or a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -249,29 +251,42 @@ References references(const ExtendProblem &p) {
     return {reference::reference_fp64(p), reference::reference_naive_fp32(p), reference::reference_naive_fp32(p, true)};
 }
 
-// The tensor-core variants of cmake/families/extend_attention.cmake (k7_tc_variants.inc):
-// the runtime runs one of them for these facts (the suites' tensors are contiguous and
-// cuMemAlloc-aligned, the layout they read).
+// The tensor-core variants of cmake/families/extend_attention.cmake, written out here (an
+// oracle independent of the build's generated list): the runtime runs one of them for these
+// facts (the suites' tensors are contiguous and cuMemAlloc-aligned, the layout they read).
+// Any index dtypes. A padded variant serves every Lq = Lv <= d that is a multiple of 8, the
+// others Lq = Lv = d.
 bool tensor_core_built(const ExtendCase &c, lb_variant variant, bool with_lse) {
     struct Built {
         lb_variant form;
         bool bf16;
         int64_t d;
-        bool padded, index64, lse;
+        bool padded;
+        bool fp8_cache;
     };
-    static const Built built[] = {
-#define LB_K7_TC(form, dt, d, padded, idx, lse, name)                                                                \
-    {std::string(#form) == "bounded" ? LB_BOUNDED : LB_FULL_WIDTH, std::string(#dt) == "bf16", d, padded,           \
-     std::string(#idx) == "int64", lse},
-#include "livebound/k7_tc_variants.inc"
-#undef LB_K7_TC
-        {LB_BOUNDED, true, 0, false, true, false},  // end
+    // Each with and without the LSE output, but the full-width 256 (without only) and the
+    // full-width fp8 128 (with only).
+    static const Built both_lse[] = {
+        {LB_BOUNDED, true, 64, false, false},   {LB_BOUNDED, true, 96, false, false},
+        {LB_BOUNDED, true, 96, true, false},    {LB_BOUNDED, true, 128, false, false},
+        {LB_BOUNDED, true, 256, false, false},  {LB_BOUNDED, false, 64, false, false},
+        {LB_BOUNDED, false, 128, false, false}, {LB_FULL_WIDTH, true, 128, false, false},
+        {LB_BOUNDED, true, 128, false, true},
     };
-    for (const Built &b : built) {
+    static const Built nolse_only[] = {{LB_FULL_WIDTH, true, 256, false, false}};
+    static const Built lse_only[] = {{LB_FULL_WIDTH, true, 128, false, true}};
+    auto matches = [&](const Built &b) {
         const bool serves = c.Lq == c.Lv && (b.padded ? c.Lq <= b.d && c.Lq % 8 == 0 : c.Lq == b.d);
-        if (serves && b.form == variant && b.bf16 == c.bf16 && b.index64 == c.index64 && b.lse == with_lse) {
-            return true;
-        }
+        return serves && b.form == variant && b.bf16 == c.bf16 && b.fp8_cache == c.fp8_cache;
+    };
+    for (const Built &b : both_lse) {
+        if (matches(b)) return true;
+    }
+    for (const Built &b : nolse_only) {
+        if (!with_lse && matches(b)) return true;
+    }
+    for (const Built &b : lse_only) {
+        if (with_lse && matches(b)) return true;
     }
     return false;
 }
@@ -364,31 +379,44 @@ constexpr int64_t kLeadRows = 3, kTailRows = 5;
 
 // ---- (a) accuracy, every CPU case + 256/256 ----
 
-// The CUDA variants of cmake/families/extend_attention.cmake: bounded bf16 64/128/256 and
-// fp16 64/128 head dims with int64 kv_indices, each with and without the LSE output; bf16
-// 128/128 with int32 kv_indices without the LSE only; full-width bf16 128/128 int64 (with
-// and without the LSE) and bf16 256/256 int64 without the LSE. Nothing else (576/512,
-// fp16 256/256, ...) is built for CUDA: the runtime refuses it (LB_ERROR_UNSUPPORTED).
-// A CUDA variant (k7_variants.inc) whose head-dim bucket serves the case: Lq, Lv up to the
-// bucket's, multiples of its vector width (the runtime's rule, Variant::serves).
+// The CUDA SIMT variants of cmake/families/extend_attention.cmake, written out here (an
+// oracle independent of the build's generated list; every one takes int32 or int64 index
+// tensors):
+//   16-bit caches: bounded bf16 64/64, 128/128, 256/256 and fp16 64/64, 128/128, each with
+//   and without the LSE output; full-width bf16 128/128 (with and without the LSE) and
+//   bf16 256/256 (without);
+//   fp8 (e4m3fn) caches: bounded bf16 64/64, 128/128, 256/256 with and without the LSE,
+//   bounded fp16 128/128 without; full-width bf16 128/128 with the LSE.
+// Nothing else (576/512, fp16 256/256, ...) is built for CUDA: the runtime refuses it
+// (LB_ERROR_UNSUPPORTED). A variant serves the case when its head-dim bucket does: Lq, Lv up
+// to the bucket's, multiples of 8 (the runtime's rule, Variant::serves). The tensor-core
+// variants (tensor_core_built) serve a subset of these facts.
 bool cuda_variant_built(const ExtendCase &c, lb_variant variant, bool with_lse) {
     struct Built {
-        bool cuda;
         lb_variant form;
-        bool bf16;
-        int64_t dqk, dv, vec;
-        bool index64, lse;
+        bool bf16, fp8_cache;
+        int64_t dqk, dv;
+        bool lse;
     };
     static const Built built[] = {
-#define LB_K7_ATTN(target, form, dt, dqk, dv, vec, idx, lse, name)                                                    \
-    {std::string(#target) == "cuda", std::string(#form) == "bounded" ? LB_BOUNDED : LB_FULL_WIDTH,                  \
-     std::string(#dt) == "bf16", dqk, dv, vec, std::string(#idx) == "int64", lse},
-#include "livebound/k7_variants.inc"
-#undef LB_K7_ATTN
+        // 16-bit caches
+        {LB_BOUNDED, true, false, 64, 64, true},     {LB_BOUNDED, true, false, 64, 64, false},
+        {LB_BOUNDED, true, false, 128, 128, true},   {LB_BOUNDED, true, false, 128, 128, false},
+        {LB_BOUNDED, true, false, 256, 256, true},   {LB_BOUNDED, true, false, 256, 256, false},
+        {LB_BOUNDED, false, false, 64, 64, true},    {LB_BOUNDED, false, false, 64, 64, false},
+        {LB_BOUNDED, false, false, 128, 128, true},  {LB_BOUNDED, false, false, 128, 128, false},
+        {LB_FULL_WIDTH, true, false, 128, 128, true}, {LB_FULL_WIDTH, true, false, 128, 128, false},
+        {LB_FULL_WIDTH, true, false, 256, 256, false},
+        // fp8 caches
+        {LB_BOUNDED, true, true, 64, 64, true},      {LB_BOUNDED, true, true, 64, 64, false},
+        {LB_BOUNDED, true, true, 128, 128, true},    {LB_BOUNDED, true, true, 128, 128, false},
+        {LB_BOUNDED, true, true, 256, 256, true},    {LB_BOUNDED, true, true, 256, 256, false},
+        {LB_BOUNDED, false, true, 128, 128, false},
+        {LB_FULL_WIDTH, true, true, 128, 128, true},
     };
     for (const Built &b : built) {
-        if (b.cuda && b.form == variant && b.bf16 == c.bf16 && b.index64 == c.index64 && b.lse == with_lse &&
-            c.Lq <= b.dqk && c.Lv <= b.dv && c.Lq % b.vec == 0 && c.Lv % b.vec == 0) {
+        if (b.form == variant && b.bf16 == c.bf16 && b.fp8_cache == c.fp8_cache && b.lse == with_lse && c.Lq <= b.dqk &&
+            c.Lv <= b.dv && c.Lq % 8 == 0 && c.Lv % 8 == 0) {
             return true;
         }
     }
@@ -407,17 +435,66 @@ std::vector<ExtendCase> d256_cases() {
     return cs;
 }
 
+// fp8 (e4m3fn) caches on the CUDA variants, longer than the CPU suite's (several key and
+// query tiles per request): bf16 128/128 (bounded with and without the LSE, the full-width
+// twin with it), bf16 64/64, fp16 128/128 (without the LSE only) and fp16 64/64 (the
+// 128/128 bucket), bf16 256/256; k/v scales, windows, sinks, masks, cap, index dtypes.
+std::vector<ExtendCase> fp8_cuda_cases() {
+    std::vector<ExtendCase> cs;
+    ExtendCase a{"cuda_fp8_bf16_d128_uneven_scales", 161, true, 8, 2, 128, 128, {300, 1, 65, 0, 130}, {200, 0, 500, 17, 64}};
+    a.fp8_cache = true;
+    a.k_scale = 0.5f;
+    a.v_scale = 1.7f;
+    a.indptr64 = true;
+    cs.push_back(a);
+    ExtendCase w{"cuda_fp8_bf16_d128_window_sinks_mask", 162, true, 8, 2, 128, 128, {150, 33, 64}, {90, 300, 0}};
+    w.fp8_cache = true;
+    w.window = 48;
+    w.sinks = true;
+    w.custom_mask = true;
+    w.window_kv_offsets = true;
+    w.index64 = false;
+    cs.push_back(w);
+    ExtendCase g{"cuda_fp8_bf16_d64_gqa8_cap", 163, true, 16, 2, 64, 64, {200, 7, 97}, {150, 40, 0}};
+    g.fp8_cache = true;
+    g.logit_cap = 6.0f;
+    g.window = 100;
+    g.k_scale = 0.5f;
+    g.v_scale = 1.7f;
+    cs.push_back(g);
+    ExtendCase f{"cuda_fp8_fp16_d128_noncausal_scales", 164, false, 8, 2, 128, 128, {130, 20, 65}, {70, 0, 250}};
+    f.fp8_cache = true;
+    f.causal = false;
+    f.window = 40;
+    f.k_scale = 0.5f;
+    f.v_scale = 1.7f;
+    f.indptr64 = true;
+    f.index64 = false;
+    cs.push_back(f);
+    ExtendCase h{"cuda_fp8_fp16_d64_sinks", 165, false, 8, 4, 64, 64, {97, 3, 40}, {60, 100, 0}};
+    h.fp8_cache = true;
+    h.sinks = true;
+    cs.push_back(h);
+    ExtendCase d{"cuda_fp8_bf16_d256_window", 166, true, 8, 4, 256, 256, {120, 3, 70}, {0, 90, 160}};
+    d.fp8_cache = true;
+    d.window = 64;
+    d.v_scale = 1.7f;
+    cs.push_back(d);
+    return cs;
+}
+
 std::vector<ExtendCase> accuracy_cases() {
     std::vector<ExtendCase> cs = extend_cases();
     for (const ExtendCase &c : d256_cases()) cs.push_back(c);
+    for (const ExtendCase &c : fp8_cuda_cases()) cs.push_back(c);
     return cs;
 }
 
 class CudaExtendAccuracy : public CudaExtendBase, public ::testing::WithParamInterface<ExtendCase> {};
 
 // Built shapes: o (and lse where the variant has it) within the fp64 tolerance, poison kept.
-// int32 kv_indices exist without the LSE only; shapes not built for CUDA (the MLA case
-// 576/512) must be refused by name, writing nothing.
+// Forms not built for CUDA (the MLA case 576/512, head dim 13, an fp16 fp8-cache case with
+// the LSE, ...) must be refused by name, writing nothing.
 TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
     const ExtendCase &c = GetParam();
     const ExtendProblem p = with_padding(make_problem(c), kLeadRows, kTailRows, c.seed + 5000);
@@ -425,7 +502,7 @@ TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
     for (bool with_lse : {true, false}) {
         if (cuda_variant_built(c, LB_BOUNDED, with_lse)) {
             lse_forms.push_back(with_lse);
-        } else if (c.index64) {  // int32 with lse: not run (int32 is built without the LSE only)
+        } else {
             expect_unsupported(p, c, LB_BOUNDED, with_lse);
         }
     }
@@ -448,8 +525,9 @@ TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
 }
 
 // Shapes and forms the CUDA build does not have, beyond the accuracy cases: fp16 256/256,
-// full-width fp16, full-width 256/256 with the LSE, int32 kv_indices with the LSE, head
-// dims that are not multiples of 8 (13).
+// full-width fp16, full-width 256/256 with the LSE, head dims that are not multiples of 8
+// (13); with fp8 caches: fp16 with the LSE, full-width bf16 without the LSE, full-width
+// fp16 and 256/256, MLA 576/512. (int32 index tensors are served by every variant.)
 using CudaExtendUnsupported = CudaExtendBase;
 
 TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
@@ -462,12 +540,20 @@ TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
     ExtendCase f64{"fp16_d64", 152, false, 8, 2, 64, 64, {40, 3}, {10, 20}};
     ExtendCase b256{"bf16_d256", 153, true, 8, 2, 256, 256, {40, 3}, {10, 20}};
     ExtendCase b13{"bf16_d13", 154, true, 8, 2, 13, 13, {40, 3}, {10, 20}};
-    ExtendCase i32{"bf16_d128_i32", 155, true, 8, 2, 128, 128, {40, 3}, {10, 20}};
-    i32.index64 = false;
+    auto fp8 = [](ExtendCase c) {
+        c.name = "fp8_" + c.name;
+        c.fp8_cache = true;
+        return c;
+    };
+    ExtendCase f128{"fp16_d128", 156, false, 8, 2, 128, 128, {40, 3}, {10, 20}};
+    ExtendCase b128{"bf16_d128", 157, true, 8, 2, 128, 128, {40, 3}, {10, 20}};
+    ExtendCase b576{"bf16_d576_512", 158, true, 4, 1, 576, 512, {10, 3}, {10, 20}};
     const std::vector<Form> forms = {
-        {f256, LB_BOUNDED, true},     {f256, LB_BOUNDED, false}, {f64, LB_FULL_WIDTH, false},
-        {b13, LB_BOUNDED, true},      {b256, LB_FULL_WIDTH, true}, {i32, LB_BOUNDED, true},
-        {i32, LB_FULL_WIDTH, false},
+        {f256, LB_BOUNDED, true},       {f256, LB_BOUNDED, false},       {f64, LB_FULL_WIDTH, false},
+        {b13, LB_BOUNDED, true},        {b256, LB_FULL_WIDTH, true},
+        {fp8(f128), LB_BOUNDED, true},  {fp8(f64), LB_BOUNDED, true},    {fp8(b128), LB_FULL_WIDTH, false},
+        {fp8(f128), LB_FULL_WIDTH, false}, {fp8(b256), LB_FULL_WIDTH, false}, {fp8(f256), LB_BOUNDED, false},
+        {fp8(b13), LB_BOUNDED, false},  {fp8(b576), LB_BOUNDED, false},
     };
     for (const Form &f : forms) {
         ASSERT_FALSE(cuda_variant_built(f.c, f.variant, f.with_lse)) << describe(f.c, f.variant, f.with_lse);
@@ -481,8 +567,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaExtendAccuracy, ::testing::ValuesIn(accuracy
 
 // ---- (b) bounded == full-width twin ----
 
-// The full-width CUDA variants: bf16 128/128 int64 with and without lse, bf16 256/256
-// int64 without lse.
+// The full-width CUDA variants: bf16 128/128 with and without lse (16-bit caches), with lse
+// (fp8 caches); bf16 256/256 without lse.
 struct TwinParam {
     ExtendCase c;
     bool with_lse;
@@ -491,10 +577,12 @@ void PrintTo(const TwinParam &t, std::ostream *os) { *os << t.c << (t.with_lse ?
 
 std::vector<TwinParam> twin_params() {
     std::vector<TwinParam> out;
-    for (const ExtendCase &c : extend_cases()) {
-        if (c.bf16 && c.Lq == 128 && c.Lv == 128 && c.index64) {
-            out.push_back({c, true});
-            out.push_back({c, false});
+    std::vector<ExtendCase> cs = extend_cases();
+    for (const ExtendCase &c : fp8_cuda_cases()) cs.push_back(c);
+    for (const ExtendCase &c : cs) {
+        if (!c.bf16 || c.Lq != 128 || c.Lv != 128) continue;
+        for (bool with_lse : {true, false}) {
+            if (cuda_variant_built(c, LB_FULL_WIDTH, with_lse)) out.push_back({c, with_lse});
         }
     }
     out.push_back({d256_cases().at(0), false});
@@ -536,9 +624,16 @@ TEST_F(CudaExtendBatchMates, RequestBitsIndependentOfBatchMates) {
     m.custom_mask = true;
     m.index64 = false;
     cs.push_back(m);
+    ExtendCase f{"batch_fp8_fp16_d128_i64_window", 84, false, 8, 2, 128, 128, {90, 1, 37, 64}, {30, 90, 0, 5}};
+    f.fp8_cache = true;
+    f.window = 25;
+    f.indptr64 = true;
+    f.k_scale = 0.5f;
+    f.v_scale = 1.7f;
+    cs.push_back(f);
     for (const ExtendCase &c : cs) {
         const ExtendProblem p = make_problem(c);
-        // int32 kv_indices are built without the LSE only.
+        // With the LSE where that form is built (fp8 caches with fp16: without only).
         const bool with_lse = cuda_variant_built(c, LB_BOUNDED, true);
         Outputs all;
         ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, with_lse, stream_, &all)) << describe(c, LB_BOUNDED, with_lse);
@@ -646,7 +741,7 @@ TEST_F(CudaExtendGraph, ReplayEqualsDirectCallAlsoAfterNewInputs) {
     replay("replay 1 (captured inputs) vs direct call", direct1);
     replay("replay 2 (captured inputs again) vs direct call", direct1);
     // New contents in the captured device buffers: p2's q, qo_indptr and kv_indptr (same
-    // sizes as p1's) uploaded over them.
+    // sizes as p1's, int32 as the case's: indptr64 false) uploaded over them.
     dev.host.q_extend.data = p2.q.data();
     dev.host.qo_indptr.data = p2.qo_indptr.data();
     dev.host.kv_indptr.data = p2.kv_indptr.data();

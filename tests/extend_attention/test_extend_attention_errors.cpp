@@ -119,6 +119,27 @@ std::vector<BadArgument> bad_arguments() {
     add("LseHeadsNotHq", "lse_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.lse_extend.shape[1] = 7; });
     add("KvIndptrLengthNotB1", "kv_indptr", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.kv_indptr.shape[0] -= 1; });
     add("QoIndptrEmpty", "qo_indptr", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.qo_indptr.shape[0] = 0; });
+    // ---- fp8 (e4m3fn): the caches only, both of them ----
+    // (The 16-bit buffers viewed as bytes: every call is refused before anything is read.)
+    add("KBufferFp8VBuffer16Bit", "v_buffer", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.k_buffer.dtype = LB_FLOAT8_E4M3FN; });
+    add("VBufferFp8KBuffer16Bit", "v_buffer", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.v_buffer.dtype = LB_FLOAT8_E4M3FN; });
+    add("KBufferUint8", "k_buffer", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) {
+        a.k_buffer.dtype = LB_UINT8;
+        a.v_buffer.dtype = LB_UINT8;
+    });
+    add("Fp8_q_extend", "q_extend", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.q_extend.dtype = LB_FLOAT8_E4M3FN; });
+    add("Fp8_k_extend", "k_extend", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.k_extend.dtype = LB_FLOAT8_E4M3FN; });
+    add("Fp8_v_extend", "v_extend", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.v_extend.dtype = LB_FLOAT8_E4M3FN; });
+    add("Fp8_o_extend", "o_extend", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.o_extend.dtype = LB_FLOAT8_E4M3FN; });
+    add("Fp8ExtendAndCache_k_extend", "k_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) {
+        a.k_extend.dtype = a.k_buffer.dtype = a.v_buffer.dtype = LB_FLOAT8_E4M3FN;
+    });
     // ---- values ----
     add("QoIndptrDecreasing", "qo_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.qo_indptr[2] = 1; });
     add("QoIndptrPastT", "qo_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.qo_indptr[3] += 1; });
@@ -164,8 +185,10 @@ std::vector<BadArgument> bad_arguments() {
         [](lb_extend_attention_args &, ExtendProblem &p) { p.mask_indptr[2] = int64_t(p.custom_mask.size()) - 5; });
     add("MaskTooShort", "mask_indptr", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.custom_mask.shape[0] -= 3; });
+    // (int32 and int64 are both valid for window_kv_offsets, as for qo_indptr, kv_indptr and
+    // kv_indices; mask_indptr is int64 only.)
     add("WrongDtype_window_kv_offsets", "window_kv_offsets", kInvalid,
-        [](lb_extend_attention_args &a, ExtendProblem &) { a.window_kv_offsets.dtype = LB_INT64; });
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.window_kv_offsets.dtype = LB_UINT8; });
     add("WindowKvOffsetsLengthNotB", "window_kv_offsets", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.window_kv_offsets.shape[0] = 2; });
     add("WindowKvOffsetsNegative", "window_kv_offsets", kInvalid,
@@ -177,6 +200,10 @@ std::vector<BadArgument> bad_arguments() {
         // Lq = Lv = 36 (part rows of the 64-wide buffers): above the scalar bucket (32) and
         // not a multiple of 8, so no variant serves it.
         for (lb_tensor *t : {&a.q_extend, &a.k_extend, &a.v_extend, &a.o_extend, &a.k_buffer, &a.v_buffer}) t->shape[2] = 36;
+    });
+    add("Fp8CacheHeadDim36NotBuilt", "q_extend", LB_ERROR_UNSUPPORTED, [](lb_extend_attention_args &a, ExtendProblem &) {
+        for (lb_tensor *t : {&a.q_extend, &a.k_extend, &a.v_extend, &a.o_extend, &a.k_buffer, &a.v_buffer}) t->shape[2] = 36;
+        a.k_buffer.dtype = a.v_buffer.dtype = LB_FLOAT8_E4M3FN;
     });
     return list;
 }

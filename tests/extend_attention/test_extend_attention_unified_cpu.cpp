@@ -6,10 +6,12 @@
 //       poisoned, for the bounded and the full-width variant;
 //   (b) the same call bounded == full-width bit for bit;
 //   (c) UnifiedVsTwoStage: K8 on the unified form of a K7 problem (unified_from_extend:
-//       k_scale = v_scale = 1, no mask, no xai) == K7 within 1e-2 (SGLang compares the two
-//       at 0.15; both are fp32-accumulated here, in a different key order);
+//       k_scale = v_scale = 1, no mask, no xai, 16-bit caches) == K7 within 1e-2 (SGLang
+//       compares the two at 0.15; both are fp32-accumulated here, in a different key order);
 //   (d) UnifiedMetamorphic.IndependentOfBatchMates: a request's bits alone, in its batch
 //       and in the batch reversed (another max_len_extend) are the same;
+//       UnifiedMetamorphic.Fp8CacheEqualsSixteenBitCacheOfItsValues: an fp8 cache gives the
+//       bits of a 16-bit cache holding the same (exactly representable) values;
 //   (e) UnifiedEdge: rows that see nothing are 0 with and without sinks (SGLang's kernel
 //       returns NaN without a sink: 0/0; a deliberate difference); no rows at all writes
 //       nothing;
@@ -73,11 +75,14 @@ INSTANTIATE_TEST_SUITE_P(Cases, UnifiedCpu, ::testing::ValuesIn(unified_cases())
 // ---- (c) K8 == K7 on the same problem ----
 
 // The K7 CPU cases whose shape has a K8 CPU variant (not 576/512), without the K7-only
-// features (custom mask, skip flags; xai and k/v scales differ between K7 and K8).
+// features (custom mask, skip flags; xai and k/v scales differ between K7 and K8) and
+// with a 16-bit cache (unified_from_extend moves the 16-bit extend K/V into the cache).
 std::vector<ExtendCase> two_stage_cases() {
     std::vector<ExtendCase> out;
     for (ExtendCase c : extend_cases()) {
-        if (c.Lq == 576 || c.custom_mask || c.skip_prefix || c.skip_extend || c.xai_temperature_len > 0) continue;
+        if (c.Lq == 576 || c.custom_mask || c.skip_prefix || c.skip_extend || c.xai_temperature_len > 0 || c.fp8_cache) {
+            continue;
+        }
         c.k_scale = c.v_scale = 1.0f;
         out.push_back(c);
     }
@@ -95,6 +100,7 @@ TEST_P(UnifiedVsTwoStage, MatchesK7Within1em2) {
     const UnifiedProblem u = reference::unified_from_extend(e, c.seed + 7000);
     UnifiedCase uc{c.name, c.seed, c.bf16, c.Hq, c.Hkv, c.Lq, c.Lv, c.E, c.P};
     uc.index64 = c.index64;
+    uc.indptr64 = c.indptr64;
     uc.extra_max_len = c.extra_max_len;
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
         const std::vector<uint16_t> k8 = run_unified(u, uc, v);
@@ -153,6 +159,49 @@ TEST(UnifiedMetamorphic, IndependentOfBatchMates) {
         cr.extra_max_len = 77;
         const UnifiedProblem rev = subset(p, reversed);
         compare(rev, reversed, run_unified(rev, cr, LB_BOUNDED), "batch reversed, max_len_extend + 77");
+    }
+}
+
+// An fp8 cache and a 16-bit cache holding the same values (every e4m3 value is exact in
+// bf16 and fp16): the kernel decodes each element exactly, so the same fp32 values enter
+// the same operations in the same order -- identical bits, bounded and full-width, with
+// k/v scales, a window, sinks and a mask.
+TEST(UnifiedMetamorphic, Fp8CacheEqualsSixteenBitCacheOfItsValues) {
+    std::vector<UnifiedCase> cs;
+    UnifiedCase b{"fp8_vs_16bit_bf16_d128", 186, true, 8, 2, 128, 128, {70, 1, 33, 0}, {40, 0, 90, 17}};
+    b.window = 30;
+    b.sinks = true;
+    b.k_scale = 0.5f;
+    b.v_scale = 1.7f;
+    cs.push_back(b);
+    UnifiedCase f{"fp8_vs_16bit_fp16_d64_mask", 187, false, 8, 4, 64, 64, {45, 20, 9}, {30, 5, 0}};
+    f.custom_mask = true;
+    f.logit_cap = 6.0f;
+    f.k_scale = 0.5f;
+    f.v_scale = 1.7f;
+    cs.push_back(f);
+    for (UnifiedCase c : cs) {
+        c.fp8_cache = true;
+        const UnifiedProblem p8 = make_unified_problem(c);
+        UnifiedProblem p16 = p8;
+        p16.fp8_cache = false;
+        for (auto *cache : {&p16.k_buf, &p16.v_buf}) {
+            for (uint16_t &x : *cache) {
+                const float v = reference::e4m3_to_float(uint8_t(x));
+                x = p16.from_f(v);
+                ASSERT_EQ(p16.to_f(x), v) << "an e4m3 value not exact in the input dtype";
+            }
+        }
+        for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+            const std::vector<uint16_t> o8 = run_unified(p8, c, v), o16 = run_unified(p16, c, v);
+            size_t differ = 0, first = 0;
+            for (size_t i = 0; i < o8.size(); i++) {
+                if (o8[i] != o16[i] && differ++ == 0) first = i;
+            }
+            EXPECT_EQ(differ, 0u) << differ << " o elements differ between the fp8 and the 16-bit cache; first: element "
+                                  << first << " (" << p8.to_f(o8[first]) << " vs " << p8.to_f(o16[first]) << ")"
+                                  << (v == LB_BOUNDED ? " bounded\n" : " full-width\n") << c;
+        }
     }
 }
 
@@ -244,7 +293,7 @@ std::vector<BadUnified> bad_unified() {
     add("PrefixLensShorterThanB", "prefix_lens", kInvalid, [](Args &a, UnifiedProblem &) { a.prefix_lens.shape[0] -= 1; });
     add("PrefixLensLongerThanB", "prefix_lens", kInvalid, [](Args &a, UnifiedProblem &) { a.prefix_lens.shape[0] += 1; });
     add("PrefixLensAbsent", "prefix_lens", kInvalid, [](Args &a, UnifiedProblem &) { a.prefix_lens = lb_tensor{}; });
-    add("PrefixLensWrongDtype", "prefix_lens", kInvalid, [](Args &a, UnifiedProblem &) { a.prefix_lens.dtype = LB_INT64; });
+    add("PrefixLensWrongDtype", "prefix_lens", kInvalid, [](Args &a, UnifiedProblem &) { a.prefix_lens.dtype = LB_UINT8; });
     add("PrefixLensPlusENotN", "prefix_lens", kInvalid, [](Args &, UnifiedProblem &p) { p.prefix_lens[1] += 1; });
     add("PrefixLensTooSmall", "prefix_lens", kInvalid, [](Args &, UnifiedProblem &p) { p.prefix_lens[0] -= 1; });
     add("PrefixLensNegative", "prefix_lens", kInvalid, [](Args &, UnifiedProblem &p) { p.prefix_lens[1] = -1; });
@@ -254,6 +303,9 @@ std::vector<BadUnified> bad_unified() {
     add("KvIndicesWrongDtype", "kv_indices", kInvalid, [](Args &a, UnifiedProblem &) { a.kv_indices.dtype = LB_UINT8; });
     add("KvIndptrPastIndices", "kv_indptr", kInvalid, [](Args &, UnifiedProblem &p) { p.kv_indptr[3] += 1; });
     add("QoIndptrDecreasing", "qo_indptr", kInvalid, [](Args &, UnifiedProblem &p) { p.qo_indptr[2] = p.qo_indptr[0]; });
+    // (int32 and int64 are both valid for qo_indptr, kv_indptr, kv_indices, prefix_lens.)
+    add("QoIndptrWrongDtype", "qo_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.qo_indptr.dtype = LB_UINT8; });
+    add("KvIndptrWrongDtype", "kv_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.kv_indptr.dtype = LB_UINT8; });
     // custom mask
     add("MaskIndptrMissing", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.mask_indptr = lb_tensor{}; });
     add("MaskIndptrWithoutMask", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.custom_mask = lb_tensor{}; });
@@ -265,6 +317,16 @@ std::vector<BadUnified> bad_unified() {
     add("KBufferDtypeNotQ", "k_buffer", kInvalid, [](Args &a, UnifiedProblem &) { a.k_buffer.dtype = LB_FLOAT16; });
     add("VBufferDtypeNotQ", "v_buffer", kInvalid, [](Args &a, UnifiedProblem &) { a.v_buffer.dtype = LB_FLOAT16; });
     add("ODtypeNotQ", "o", kInvalid, [](Args &a, UnifiedProblem &) { a.o.dtype = LB_FLOAT16; });
+    // fp8 (e4m3fn): the caches only, both of them (the 16-bit buffers viewed as bytes: the
+    // calls are refused before anything is read).
+    add("QFp8", "q", kInvalid, [](Args &a, UnifiedProblem &) { a.q.dtype = LB_FLOAT8_E4M3FN; });
+    add("OFp8", "o", kInvalid, [](Args &a, UnifiedProblem &) { a.o.dtype = LB_FLOAT8_E4M3FN; });
+    add("KBufferFp8VBuffer16Bit", "v_buffer", kInvalid, [](Args &a, UnifiedProblem &) { a.k_buffer.dtype = LB_FLOAT8_E4M3FN; });
+    add("VBufferFp8KBuffer16Bit", "v_buffer", kInvalid, [](Args &a, UnifiedProblem &) { a.v_buffer.dtype = LB_FLOAT8_E4M3FN; });
+    add("KBufferUint8", "k_buffer", kInvalid, [](Args &a, UnifiedProblem &) {
+        a.k_buffer.dtype = LB_UINT8;
+        a.v_buffer.dtype = LB_UINT8;
+    });
     add("SinksWrongDtype", "sinks", kInvalid, [](Args &a, UnifiedProblem &) { a.sinks.dtype = LB_BFLOAT16; });
     add("ORowsNotT", "o", kInvalid, [](Args &a, UnifiedProblem &) { a.o.shape[0] -= 1; });
     add("KBufferHeadsNotDividingHq", "k_buffer", kInvalid, [](Args &a, UnifiedProblem &) {
@@ -282,16 +344,14 @@ std::vector<BadUnified> bad_unified() {
         [](Args &a, UnifiedProblem &) { a.v_scale = std::numeric_limits<float>::quiet_NaN(); });
     add("UnknownVariant", "variant", kInvalid, [](Args &a, UnifiedProblem &) { a.variant = static_cast<lb_variant>(5); });
     // valid, but not built
-    // (36: above the scalar bucket and not a multiple of 8; int32 indices are built up to
-    // head dim 128 only, the rows are viewed as 160 wide: refused before anything is read.)
+    // (36: above the scalar bucket and not a multiple of 8, with a 16-bit and with an fp8
+    // cache: refused before anything is read.)
     add("HeadDim36NotBuilt", "q", LB_ERROR_UNSUPPORTED, [](Args &a, UnifiedProblem &) {
         for (lb_tensor *t : {&a.q, &a.o, &a.k_buffer, &a.v_buffer}) t->shape[2] = 36;
     });
-    add("Int32IndicesD160NotBuilt", "q", LB_ERROR_UNSUPPORTED, [](Args &a, UnifiedProblem &p) {
-        for (lb_tensor *t : {&a.q, &a.o, &a.k_buffer, &a.v_buffer}) t->shape[2] = 160;
-        static std::vector<int32_t> idx;
-        idx.assign(p.kv_indices.begin(), p.kv_indices.end());
-        a.kv_indices = lb_tensor{idx.data(), LB_INT32, 1, {int64_t(idx.size())}, {1}};
+    add("Fp8CacheHeadDim36NotBuilt", "q", LB_ERROR_UNSUPPORTED, [](Args &a, UnifiedProblem &) {
+        for (lb_tensor *t : {&a.q, &a.o, &a.k_buffer, &a.v_buffer}) t->shape[2] = 36;
+        a.k_buffer.dtype = a.v_buffer.dtype = LB_FLOAT8_E4M3FN;
     });
     return list;
 }

@@ -3,10 +3,12 @@
 // device copy of its whole storage, o poisoned, downloaded whole after the call, so the
 // CPU suite's checks apply unchanged).
 //   (a) CudaUnifiedAccuracy: a few cases per CUDA variant (bounded bf16 64/64, 128/128,
-//       fp16 128/128; full-width bf16 128/128, all int64 kv_indices) against the fp64
-//       reference with the CPU suite's tolerance (unified_cases.h), empty (0) rows included,
-//       and the lead / tail rows outside [qo_indptr[0], qo_indptr[B]) still poisoned;
-//   (b) CudaUnifiedTwin: bounded == full-width bit for bit (bf16 128/128), whole o;
+//       fp16 128/128; full-width bf16 128/128; each for 16-bit and for fp8 (e4m3fn)
+//       caches; int32 and int64 index tensors) against the fp64 reference with the CPU
+//       suite's tolerance (unified_cases.h), empty (0) rows included, and the lead / tail
+//       rows outside [qo_indptr[0], qo_indptr[B]) still poisoned;
+//   (b) CudaUnifiedTwin: bounded == full-width bit for bit (bf16 128/128, 16-bit and fp8
+//       caches), whole o;
 //   (c) CudaUnifiedUnsupported: forms the CUDA build lacks are refused with
 //       LB_ERROR_UNSUPPORTED naming 'q', writing nothing.
 // A built variant that returns LB_ERROR_UNSUPPORTED is a failure. Every test skips, saying
@@ -164,29 +166,93 @@ std::vector<AccuracyParam> accuracy_params() {
         out.push_back({e, LB_BOUNDED});
         out.push_back({p, LB_BOUNDED});
     }
+    // int32 and int64 index tensors on the same variants (each argument on its own).
+    {
+        UnifiedCase a{"bf16_d128_all_int32_sinks", 271, true, 8, 2, 128, 128, {130, 1, 33, 64}, {40, 0, 200, 17}};
+        a.index64 = false;
+        a.sinks = true;
+        a.window = 60;
+        UnifiedCase b{"fp16_d128_indptr64_index32_mask", 272, false, 8, 2, 128, 128, {70, 9, 40}, {25, 60, 0}};
+        b.indptr64 = true;
+        b.index64 = false;
+        b.custom_mask = true;
+        for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) out.push_back({a, v});
+        out.push_back({b, LB_BOUNDED});
+    }
+    // fp8 (e4m3fn) caches (tensor cores at bf16 128/128, SIMT otherwise): bf16 128/128
+    // bounded and full-width, bf16 64/64, fp16 128/128 and fp16 64/64 (the 128/128 bucket),
+    // bf16 80/80 (the 128/128 bucket); k/v scales, windows, masks, sinks, cap, xai, index
+    // dtypes.
+    {
+        UnifiedCase a{"fp8_bf16_d128_uneven_scales", 281, true, 8, 2, 128, 128, {300, 1, 65, 0, 130}, {200, 0, 500, 17, 64}};
+        a.fp8_cache = true;
+        a.k_scale = 0.5f;
+        a.v_scale = 1.7f;
+        a.indptr64 = true;
+        UnifiedCase m{"fp8_bf16_d128_mask_noncausal_window_sinks", 282, true, 8, 2, 128, 128, {50, 7, 33}, {40, 0, 12}};
+        m.fp8_cache = true;
+        m.custom_mask = true;
+        m.causal = false;
+        m.window = 11;
+        m.mask_density = 0.3f;
+        m.sinks = true;
+        m.index64 = false;
+        UnifiedCase x{"fp8_bf16_d128_xai_cap_window", 283, true, 8, 2, 128, 128, {60, 30, 9}, {10, 70, 0}};
+        x.fp8_cache = true;
+        x.xai_temperature_len = 40;
+        x.logit_cap = 8.0f;
+        x.window = 32;
+        x.extra_max_len = 45;
+        for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+            for (const UnifiedCase &c : {a, m, x}) out.push_back({c, v});
+        }
+        UnifiedCase g{"fp8_bf16_d64_gqa4_window_scales", 284, true, 8, 2, 64, 64, {45, 90, 3}, {100, 0, 7}};
+        g.fp8_cache = true;
+        g.window = 50;
+        g.k_scale = 0.5f;
+        g.v_scale = 1.7f;
+        g.indptr64 = true;
+        g.index64 = false;
+        UnifiedCase f{"fp8_fp16_d128_noncausal_scales", 285, false, 8, 2, 128, 128, {0, 50, 0, 70}, {10, 30, 0, 5}};
+        f.fp8_cache = true;
+        f.causal = false;
+        f.window = 7;
+        f.k_scale = 1.5f;
+        f.v_scale = 0.5f;
+        UnifiedCase e{"fp8_fp16_d64_mask_empty_rows", 286, false, 8, 4, 64, 64, {40, 9, 21}, {10, 33, 0}};
+        e.fp8_cache = true;
+        e.custom_mask = true;
+        e.empty_row_every = 5;
+        e.window = 24;
+        UnifiedCase p{"fp8_bf16_d80_causal_sinks", 287, true, 8, 2, 80, 80, {50, 7, 33}, {40, 0, 12}};
+        p.fp8_cache = true;
+        p.sinks = true;
+        for (const UnifiedCase &c : {g, f, e, p}) out.push_back({c, LB_BOUNDED});
+    }
     return out;
 }
 
-// The tensor-core K8 variants (k8_tc_variants.inc): the runtime runs one of them for these
-// facts (the suite's tensors are contiguous and cuMemAlloc-aligned).
+// The tensor-core K8 variants of cmake/families/extend_attention.cmake, written out here (an
+// oracle independent of the build's generated list): the runtime runs one of them for these
+// facts (the suite's tensors are contiguous and cuMemAlloc-aligned); any index dtypes. A
+// padded variant serves every Lq = Lv <= d that is a multiple of 8, the others Lq = Lv = d.
 bool unified_tensor_core_built(const UnifiedCase &c, lb_variant variant) {
     struct Built {
         lb_variant form;
         bool bf16;
         int64_t d;
-        bool padded, index64;
+        bool padded;
+        bool fp8_cache;
     };
     static const Built built[] = {
-#define LB_K8_TC(form, dt, d, padded, idx, name)                                                             \
-    {std::string(#form) == "bounded" ? LB_BOUNDED : LB_FULL_WIDTH, std::string(#dt) == "bf16", d, padded, \
-     std::string(#idx) == "int64"},
-#include "livebound/k8_tc_variants.inc"
-#undef LB_K8_TC
-        {LB_BOUNDED, true, 0, false, true},  // end
+        {LB_BOUNDED, true, 64, false, false},  {LB_BOUNDED, true, 96, false, false},
+        {LB_BOUNDED, true, 96, true, false},   {LB_BOUNDED, true, 128, false, false},
+        {LB_BOUNDED, false, 128, false, false}, {LB_FULL_WIDTH, true, 128, false, false},
+        {LB_BOUNDED, true, 128, false, true},  {LB_FULL_WIDTH, true, 128, false, true},
     };
     for (const Built &b : built) {
         const bool serves = c.Lq == c.Lv && (b.padded ? c.Lq <= b.d && c.Lq % 8 == 0 : c.Lq == b.d);
-        if (serves && b.form == variant && b.bf16 == c.bf16 && b.index64 == c.index64) return true;
+        if (serves && b.form == variant && b.bf16 == c.bf16 && b.fp8_cache == c.fp8_cache) return true;
     }
     return false;
 }
@@ -209,7 +275,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaUnifiedAccuracy, ::testing::ValuesIn(accurac
                              return i.param.c.name + (i.param.variant == LB_BOUNDED ? "_bounded" : "_full");
                          });
 
-// ---- (b) bounded == full-width, bf16 128/128 ----
+// ---- (b) bounded == full-width, bf16 128/128 (16-bit and fp8 caches) ----
 
 using CudaUnifiedTwin = CudaUnifiedBase;
 
@@ -234,6 +300,20 @@ TEST_F(CudaUnifiedTwin, BoundedEqualsFullWidthBitForBit) {
     x.window = 70;
     x.xai_temperature_len = 30;
     cs.push_back(x);
+    UnifiedCase f{"twin_fp8_window_sinks_scales", 245, true, 8, 2, 128, 128, {150, 1, 33, 0, 64}, {40, 0, 200, 17, 0}};
+    f.fp8_cache = true;
+    f.window = 40;
+    f.sinks = true;
+    f.k_scale = 0.5f;
+    f.v_scale = 1.7f;
+    f.indptr64 = true;
+    cs.push_back(f);
+    UnifiedCase g{"twin_fp8_mask_empty_rows_int32", 246, true, 8, 2, 128, 128, {70, 1, 33, 40}, {25, 60, 0, 80}};
+    g.fp8_cache = true;
+    g.custom_mask = true;
+    g.empty_row_every = 4;
+    g.index64 = false;
+    cs.push_back(g);
     for (const UnifiedCase &c : cs) {
         const UnifiedProblem p = with_padding(make_unified_problem(c), kLeadRows, kTailRows, c.seed + 3000);
         std::vector<uint16_t> ob, of;
@@ -257,15 +337,22 @@ TEST_F(CudaUnifiedUnsupported, NotBuiltFormsAreRefusedByName) {
         UnifiedCase c;
         lb_variant variant;
     };
-    // (Head-dim buckets: a variant serves the dims up to its own that are multiples of 8.)
+    // (Head-dim buckets: a variant serves the dims up to its own that are multiples of 8.
+    // int32 index tensors are served by every variant.)
     UnifiedCase f256{"fp16_d256", 251, false, 8, 2, 256, 256, {40, 3}, {10, 20}};
     UnifiedCase f128{"fp16_d128", 252, false, 8, 2, 128, 128, {40, 3}, {10, 20}};
     UnifiedCase b256{"bf16_d256", 253, true, 8, 2, 256, 256, {40, 3}, {10, 20}};
-    UnifiedCase i32{"bf16_d128_i32", 254, true, 8, 2, 128, 128, {40, 3}, {10, 20}};
     UnifiedCase odd{"bf16_d13", 255, true, 8, 2, 13, 13, {40, 3}, {10, 20}};
-    i32.index64 = false;
-    const std::vector<Form> forms = {{f256, LB_BOUNDED}, {f128, LB_FULL_WIDTH}, {b256, LB_FULL_WIDTH}, {i32, LB_BOUNDED},
-                                     {odd, LB_BOUNDED}};
+    // fp8 caches: SIMT bounded bf16 64/64, 128/128, fp16 128/128 and full-width bf16 128/128
+    // only.
+    auto fp8 = [](UnifiedCase c) {
+        c.name = "fp8_" + c.name;
+        c.fp8_cache = true;
+        return c;
+    };
+    const std::vector<Form> forms = {{f256, LB_BOUNDED},       {f128, LB_FULL_WIDTH},       {b256, LB_FULL_WIDTH},
+                                     {odd, LB_BOUNDED},        {fp8(f128), LB_FULL_WIDTH},  {fp8(b256), LB_BOUNDED},
+                                     {fp8(b256), LB_FULL_WIDTH}, {fp8(f256), LB_BOUNDED},   {fp8(odd), LB_BOUNDED}};
     for (const Form &f : forms) {
         const UnifiedProblem p = with_padding(make_unified_problem(f.c), kLeadRows, kTailRows, f.c.seed);
         std::vector<uint16_t> o;

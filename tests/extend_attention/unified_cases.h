@@ -3,7 +3,8 @@
 // the same shape (cases.h: values normal(0.1, 0.5), shuffled prefix slots, fixed seeds)
 // through reference::unified_from_extend (the extend tokens' K/V become cache slots, the
 // whole cache is shuffled), then gets the K8-only settings: k_scale / v_scale on every key,
-// K8's xai temperature, a random E x N custom mask.
+// K8's xai temperature, a random E x N custom mask, an fp8 (e4m3fn) cache: the unified
+// cache's 16-bit values rounded to e4m3 (unified_from_extend itself needs a 16-bit cache).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -36,7 +37,7 @@ struct UnifiedCase {
     int32_t window = -1;
     float sm_scale = 0, logit_cap = 0, k_scale = 1, v_scale = 1;
     bool sinks = false;
-    bool index64 = true;
+    bool index64 = true;        // kv_indices int64 (else int32)
     int64_t extra_max_len = 0;  // max_len_extend = max(E) + this
     // A random E x N custom mask per request (keep probability mask_density). Under
     // is_causal it is 0 for keys n > P + m (tree masks) unless mask_future: then the mask
@@ -48,6 +49,8 @@ struct UnifiedCase {
     // 0: none): rows that see nothing.
     int64_t empty_row_every = 0;
     int32_t xai_temperature_len = -1;
+    bool indptr64 = false;   // qo_indptr, kv_indptr, prefix_lens passed as int64 (else int32)
+    bool fp8_cache = false;  // k_buffer / v_buffer in float8 e4m3fn (LB_FLOAT8_E4M3FN)
 };
 
 inline std::ostream &operator<<(std::ostream &os, const UnifiedCase &c) {
@@ -57,13 +60,15 @@ inline std::ostream &operator<<(std::ostream &os, const UnifiedCase &c) {
     for (auto e : c.E) os << e << ",";
     os << "} P={";
     for (auto p : c.P) os << p << ",";
-    return os << "} i" << (c.index64 ? 64 : 32) << " mask=" << c.custom_mask << "/" << c.mask_density
+    return os << "} kv_indices i" << (c.index64 ? 64 : 32) << " indptr i" << (c.indptr64 ? 64 : 32)
+              << (c.fp8_cache ? " cache e4m3" : " cache 16-bit") << " mask=" << c.custom_mask << "/" << c.mask_density
               << (c.mask_future ? " future" : "") << " empty_every=" << c.empty_row_every << " xai=" << c.xai_temperature_len
               << " extra_max_len=" << c.extra_max_len;
 }
 inline void PrintTo(const UnifiedCase &c, std::ostream *os) { *os << c; }
 
-// The K7 case of the same shape (data, slots, window, causality, cap, sinks, sm_scale).
+// The K7 case of the same shape (data, slots, window, causality, cap, sinks, sm_scale,
+// index dtypes), with a 16-bit cache (see make_unified_problem).
 inline ExtendCase extend_case_of(const UnifiedCase &c) {
     ExtendCase e{c.name, c.seed, c.bf16, c.Hq, c.Hkv, c.Lq, c.Lv, c.E, c.P};
     e.causal = c.causal;
@@ -72,12 +77,20 @@ inline ExtendCase extend_case_of(const UnifiedCase &c) {
     e.logit_cap = c.logit_cap;
     e.sinks = c.sinks;
     e.index64 = c.index64;
+    e.indptr64 = c.indptr64;
     e.extra_max_len = c.extra_max_len;
     return e;
 }
 
 inline UnifiedProblem make_unified_problem(const UnifiedCase &c) {
     UnifiedProblem p = reference::unified_from_extend(make_problem(extend_case_of(c)), c.seed + 1000);
+    if (c.fp8_cache) {
+        // Every cache element (prefix and extend slots alike) rounded to e4m3.
+        for (auto *cache : {&p.k_buf, &p.v_buf}) {
+            for (uint16_t &x : *cache) x = uint16_t(reference::float_to_e4m3(p.to_f(x)));
+        }
+        p.fp8_cache = true;
+    }
     p.k_scale = c.k_scale;
     p.v_scale = c.v_scale;
     p.xai_temperature_len = c.xai_temperature_len;
@@ -158,13 +171,22 @@ inline int64_t max_extend(const UnifiedProblem &p) {
     return m;
 }
 
-// The caller-side buffers of one call (o poisoned with kPoison16).
+// The caller-side buffers of one call (o poisoned with kPoison16), and the copies of the
+// problem's inputs in the dtypes the case asks for (args points into them: not copyable).
 struct UnifiedBuffers {
     std::vector<uint16_t> o;
-    std::vector<int32_t> idx32;
+    std::vector<int32_t> idx32;                                    // kv_indices as int32
+    std::vector<int64_t> qo_indptr64, kv_indptr64, prefix_lens64;  // indptr64 copies
+    std::vector<uint8_t> k_buffer8, v_buffer8;                     // the fp8 cache's e4m3 bytes
     lb_extend_attention_unified_args args{};
+
+    UnifiedBuffers() = default;
+    UnifiedBuffers(const UnifiedBuffers &) = delete;
+    UnifiedBuffers &operator=(const UnifiedBuffers &) = delete;
 };
 
+// The cache dtype is the problem's (p.fp8_cache), the index dtypes the case's (c.index64,
+// c.indptr64).
 inline void make_unified_args(const UnifiedProblem &p, const UnifiedCase &c, lb_variant variant, UnifiedBuffers *out) {
     const lb_dtype dt = p.bf16 ? LB_BFLOAT16 : LB_FLOAT16;
     out->o.assign(size_t(p.T * p.Hq * p.Lv), kPoison16);
@@ -172,17 +194,17 @@ inline void make_unified_args(const UnifiedProblem &p, const UnifiedCase &c, lb_
     a = lb_extend_attention_unified_args{};
     a.q = attn3(p.q.data(), dt, p.T, p.Hq, p.Lq);
     a.o = attn3(out->o.data(), dt, p.T, p.Hq, p.Lv);
-    a.k_buffer = attn3(p.k_buf.data(), dt, p.num_slots, p.Hkv, p.Lq);
-    a.v_buffer = attn3(p.v_buf.data(), dt, p.num_slots, p.Hkv, p.Lv);
-    a.qo_indptr = lb_tensor{const_cast<int32_t *>(p.qo_indptr.data()), LB_INT32, 1, {p.B + 1}, {1}};
-    a.kv_indptr = lb_tensor{const_cast<int32_t *>(p.kv_indptr.data()), LB_INT32, 1, {p.B + 1}, {1}};
+    a.k_buffer = cache3(p.k_buf, p.fp8_cache, dt, p.num_slots, p.Hkv, p.Lq, &out->k_buffer8);
+    a.v_buffer = cache3(p.v_buf, p.fp8_cache, dt, p.num_slots, p.Hkv, p.Lv, &out->v_buffer8);
+    a.qo_indptr = index1_as(p.qo_indptr, c.indptr64, &out->qo_indptr64);
+    a.kv_indptr = index1_as(p.kv_indptr, c.indptr64, &out->kv_indptr64);
     if (c.index64) {
-        a.kv_indices = lb_tensor{const_cast<int64_t *>(p.kv_indices.data()), LB_INT64, 1, {int64_t(p.kv_indices.size())}, {1}};
+        a.kv_indices = index1(p.kv_indices);
     } else {
         out->idx32.assign(p.kv_indices.begin(), p.kv_indices.end());
-        a.kv_indices = lb_tensor{out->idx32.data(), LB_INT32, 1, {int64_t(out->idx32.size())}, {1}};
+        a.kv_indices = index1(out->idx32);
     }
-    a.prefix_lens = lb_tensor{const_cast<int32_t *>(p.prefix_lens.data()), LB_INT32, 1, {p.B}, {1}};
+    a.prefix_lens = index1_as(p.prefix_lens, c.indptr64, &out->prefix_lens64);
     if (!p.sinks.empty()) a.sinks = lb_tensor{const_cast<float *>(p.sinks.data()), LB_FLOAT32, 1, {p.Hq}, {1}};
     if (p.has_mask()) {
         a.custom_mask = lb_tensor{const_cast<uint8_t *>(p.custom_mask.data()), LB_UINT8, 1, {int64_t(p.custom_mask.size())}, {1}};
@@ -306,7 +328,7 @@ inline std::vector<UnifiedCase> unified_cases() {
         c.extra_max_len = 40;
         add(c);
     }
-    // int32 kv_indices (bf16 128/128), sinks, short requests around the tile size.
+    // int32 kv_indices and indptrs (bf16 128/128), sinks, short requests around the tile size.
     {
         UnifiedCase c{"int32_sinks", 51, true, 8, 8, 128, 128, {1, 2, 31, 32, 33}, {0, 1, 64, 0, 2}};
         c.index64 = false;
@@ -378,6 +400,88 @@ inline std::vector<UnifiedCase> unified_cases() {
         m.causal = false;
         m.window = 30;
         add(m);
+    }
+    // Index dtypes per argument (every variant takes int32 or int64 for qo_indptr, kv_indptr,
+    // kv_indices and prefix_lens, each on its own): (indptr64, index64) = (1, 1), (1, 0).
+    {
+        UnifiedCase c{"indptr64_index64_window", 121, true, 8, 2, 128, 128, {70, 1, 33, 0}, {40, 0, 90, 17}};
+        c.indptr64 = true;
+        c.window = 20;
+        add(c);
+        UnifiedCase f{"fp16_d64_indptr64_index32_mask_sinks", 122, false, 8, 2, 64, 64, {45, 20, 3}, {30, 0, 70}};
+        f.indptr64 = true;
+        f.index64 = false;
+        f.custom_mask = true;
+        f.sinks = true;
+        add(f);
+    }
+    // fp8 (e4m3fn) caches: every key's K and V decoded exactly (k_scale on every score,
+    // v_scale on the output, as for 16-bit caches); bf16 and fp16; head dims 128, 64, 13,
+    // 80, 192/128, 576/512 (few heads, short requests); windows, masks (the mask replacing
+    // the causal rule too), sinks, cap, xai; the index dtypes (indptr64, index64) = (1, 1),
+    // (1, 0), (0, 0), (0, 1).
+    {
+        UnifiedCase a{"fp8_bf16_d128_scales", 131, true, 8, 2, 128, 128, {70, 1, 33, 0, 40}, {40, 0, 90, 17, 5}};
+        a.fp8_cache = true;
+        a.k_scale = 0.5f;
+        a.v_scale = 1.7f;
+        a.indptr64 = true;
+        add(a);
+        UnifiedCase w{"fp8_fp16_d128_window_sinks", 132, false, 8, 2, 128, 128, {65, 9, 30}, {30, 70, 0}};
+        w.fp8_cache = true;
+        w.window = 20;
+        w.sinks = true;
+        w.indptr64 = true;
+        w.index64 = false;
+        add(w);
+        UnifiedCase n{"fp8_bf16_d64_noncausal_xai_cap_scales", 133, true, 8, 1, 64, 64, {50, 7, 33}, {40, 0, 12}};
+        n.fp8_cache = true;
+        n.causal = false;
+        n.window = 13;
+        n.logit_cap = 5.0f;
+        n.xai_temperature_len = 30;
+        n.k_scale = 0.5f;
+        n.v_scale = 1.7f;
+        n.index64 = false;
+        add(n);
+        UnifiedCase m{"fp8_fp16_d64_mask_future_window", 134, false, 8, 2, 64, 64, {45, 20, 33}, {30, 5, 70}};
+        m.fp8_cache = true;
+        m.custom_mask = true;
+        m.mask_future = true;
+        m.window = 24;
+        m.indptr64 = true;
+        add(m);
+        UnifiedCase d13{"fp8_bf16_head_dim_13_scales", 136, true, 4, 2, 13, 13, {40, 3, 17}, {25, 0, 9}};
+        d13.fp8_cache = true;
+        d13.window = 11;
+        d13.k_scale = 0.5f;
+        d13.v_scale = 1.7f;
+        add(d13);
+        UnifiedCase d80{"fp8_fp16_head_dim_80_sinks", 137, false, 8, 2, 80, 80, {33, 1, 20}, {20, 45, 0}};
+        d80.fp8_cache = true;
+        d80.sinks = true;
+        d80.window = 24;
+        d80.indptr64 = true;
+        d80.index64 = false;
+        add(d80);
+        UnifiedCase d192{"fp8_bf16_head_dim_192_128_noncausal", 138, true, 8, 2, 192, 128, {30, 7, 20}, {40, 0, 12}};
+        d192.fp8_cache = true;
+        d192.causal = false;
+        d192.window = 30;
+        add(d192);
+        UnifiedCase mla{"fp8_bf16_mla_576_512_scales", 139, true, 4, 1, 576, 512, {12, 20}, {30, 0}};
+        mla.fp8_cache = true;
+        mla.window = 16;
+        mla.k_scale = 0.5f;
+        mla.v_scale = 1.7f;
+        mla.indptr64 = true;
+        add(mla);
+        UnifiedCase mlm{"fp8_fp16_mla_576_512_mask_sinks", 140, false, 4, 1, 576, 512, {9, 14}, {0, 20}};
+        mlm.fp8_cache = true;
+        mlm.custom_mask = true;
+        mlm.sinks = true;
+        mlm.index64 = false;
+        add(mlm);
     }
     return cs;
 }

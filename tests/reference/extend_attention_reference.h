@@ -8,6 +8,9 @@
 // K8 extend_attention_fwd_unified (spec §3.8): UnifiedProblem, reference_unified<Real>
 // (reference_unified_fp64 / reference_unified_naive_fp32), ideal_unified_chunk_count, and
 // unified_from_extend, which turns a K7 problem into the equivalent K8 one.
+// KV caches (k_buf / v_buf) hold 16-bit values of the input dtype, or with fp8_cache one
+// float8 e4m3fn byte per element (torch.float8_e4m3fn), which every reference decodes
+// exactly (e4m3_to_float) before the same fp64 / fp32 arithmetic.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace livebound::reference {
@@ -84,12 +88,49 @@ inline uint16_t float_to_fp16(float f) {
     return sign | uint16_t(exp << 10) | uint16_t(mant);
 }
 
+// ---- float8 e4m3fn (torch.float8_e4m3fn): 1 sign, 4 exponent (bias 7), 3 mantissa bits ----
+// Exponent field e > 0: (1 + m/8) * 2^(e-7); e = 0: subnormal m/8 * 2^-6 = m * 2^-9. No
+// infinities; 0x7f / 0xff (e = 15, m = 7) are NaN, so the largest finite value is
+// 1.75 * 2^8 = 448 (0x7e). Every value is exact in float, bf16 and fp16.
+inline float e4m3_to_float(uint8_t b) {
+    const int exp = (b >> 3) & 0xf, mant = b & 0x7;
+    if (exp == 0xf && mant == 0x7) return std::numeric_limits<float>::quiet_NaN();
+    const float magnitude = exp == 0 ? std::ldexp(float(mant), -9) : std::ldexp(float(8 + mant), exp - 10);
+    return (b & 0x80) ? -magnitude : magnitude;
+}
+// Round to nearest even; magnitudes past 448 saturate to +-448 (no infinities to go to);
+// NaN -> 0x7f.
+inline uint8_t float_to_e4m3(float f) {
+    if (std::isnan(f)) return 0x7f;
+    const uint8_t sign = std::signbit(f) ? 0x80 : 0x00;
+    const float a = std::fabs(f);
+    if (a >= 448.0f) return sign | 0x7e;
+    if (a < 0.015625f) {  // below the smallest normal 2^-6: multiples of 2^-9 (8 of them reach 2^-6 = 0x08)
+        return sign | uint8_t(std::nearbyint(a * 512.0f));
+    }
+    int e;
+    std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1): a = 1.x * 2^(e-1)
+    int exp = e - 1 + 7;
+    float steps = std::nearbyint(std::ldexp(a, 3 - (e - 1)));  // (1 + mant/8) * 8, in [8, 16]
+    if (steps >= 16.0f) {
+        steps = 8.0f;
+        exp++;
+    }
+    const int mant = int(steps) - 8;
+    if (exp > 15 || (exp == 15 && mant > 6)) return sign | 0x7e;  // (448 <= a handled above)
+    return sign | uint8_t(exp << 3) | uint8_t(mant);
+}
+
 // One K7 problem in torch layouts (row-major), 16-bit inputs stored raw.
 struct ExtendProblem {
     bool bf16 = true;
     int64_t B = 0, T = 0, Hq = 0, Hkv = 0, Lq = 0, Lv = 0, num_slots = 0;
     std::vector<uint16_t> q, k_ext, v_ext;  // [T, Hq, Lq], [T, Hkv, Lq], [T, Hkv, Lv]
     std::vector<uint16_t> k_buf, v_buf;     // [num_slots, Hkv, Lq], [num_slots, Hkv, Lv]
+    // The cache's dtype: false, the input dtype (bf16 / fp16 bits); true, float8 e4m3fn:
+    // k_buf / v_buf then hold one e4m3 byte per element (values 0..255), decoded exactly
+    // (cache_f). q and the extend K/V keep the input dtype.
+    bool fp8_cache = false;
     std::vector<int32_t> qo_indptr, kv_indptr;  // [B + 1]
     std::vector<int64_t> kv_indices;        // [sum P]
     std::vector<float> sinks;               // [Hq] or empty
@@ -106,6 +147,10 @@ struct ExtendProblem {
 
     float to_f(uint16_t h) const { return bf16 ? bf16_to_float(h) : fp16_to_float(h); }
     uint16_t from_f(float f) const { return bf16 ? float_to_bf16(f) : float_to_fp16(f); }
+    // The value of one cache element (k_buf / v_buf), exact for either cache dtype.
+    float cache_f(uint16_t h) const { return fp8_cache ? e4m3_to_float(uint8_t(h)) : to_f(h); }
+    // A float as a cache element (rounded to the cache dtype).
+    uint16_t cache_from_f(float f) const { return fp8_cache ? uint16_t(float_to_e4m3(f)) : from_f(f); }
     int64_t E(int64_t b) const { return qo_indptr[b + 1] - qo_indptr[b]; }
     int64_t P(int64_t b) const { return kv_indptr[b + 1] - kv_indptr[b]; }
     bool has_mask() const { return !custom_mask.empty(); }
@@ -166,6 +211,9 @@ Result<Real> reference(const ExtendProblem &p, bool round_p = false) {
     std::vector<Real> s;
     std::vector<const uint16_t *> vrow;
     std::vector<Real> vmul;
+    std::vector<bool> vcache;  // vrow[i] is a cache row (else an extend row)
+    // Element d of a K or V row: cache rows decoded in the cache dtype, extend rows in the input dtype.
+    auto value = [&](const uint16_t *row, int64_t d, bool cache) { return Real(cache ? p.cache_f(row[d]) : p.to_f(row[d])); };
     for (int64_t b = 0; b < p.B; b++) {
         const int64_t q0 = p.qo_indptr[b], E = p.E(b), k0 = p.kv_indptr[b], P = p.P(b);
         for (int64_t m = 0; m < E; m++) {
@@ -175,9 +223,10 @@ Result<Real> reference(const ExtendProblem &p, bool round_p = false) {
                 s.clear();
                 vrow.clear();
                 vmul.clear();
-                auto add = [&](const uint16_t *kr, const uint16_t *vr, Real ks, Real vs) {
+                vcache.clear();
+                auto add = [&](const uint16_t *kr, const uint16_t *vr, bool cache, Real ks, Real vs) {
                     Real dot = 0;
-                    for (int64_t d = 0; d < p.Lq; d++) dot += Real(p.to_f(qr[d])) * Real(p.to_f(kr[d]));
+                    for (int64_t d = 0; d < p.Lq; d++) dot += Real(p.to_f(qr[d])) * value(kr, d, cache);
                     Real x = dot * scale * ks;
                     if (p.logit_cap > 0) x = Real(p.logit_cap) * std::tanh(x / Real(p.logit_cap));
                     const int64_t L = p.xai_temperature_len;
@@ -185,17 +234,18 @@ Result<Real> reference(const ExtendProblem &p, bool round_p = false) {
                     s.push_back(x);
                     vrow.push_back(vr);
                     vmul.push_back(vs);
+                    vcache.push_back(cache);
                 };
                 for (int64_t j = 0; j < P; j++) {
                     if (!prefix_key_visible(p, b, m, j)) continue;
                     const int64_t slot = p.kv_indices[size_t(k0 + j)];
-                    add(&p.k_buf[size_t((slot * p.Hkv + g) * p.Lq)], &p.v_buf[size_t((slot * p.Hkv + g) * p.Lv)],
+                    add(&p.k_buf[size_t((slot * p.Hkv + g) * p.Lq)], &p.v_buf[size_t((slot * p.Hkv + g) * p.Lv)], true,
                         Real(p.k_scale), Real(p.v_scale));
                 }
                 for (int64_t n = 0; n < E; n++) {
                     if (!extend_key_visible(p, b, m, n)) continue;
                     add(&p.k_ext[size_t(((q0 + n) * p.Hkv + g) * p.Lq)], &p.v_ext[size_t(((q0 + n) * p.Hkv + g) * p.Lv)],
-                        Real(1), Real(1));
+                        false, Real(1), Real(1));
                 }
                 const bool sink = !p.sinks.empty();
                 Real M = -std::numeric_limits<Real>::infinity();
@@ -208,10 +258,10 @@ Result<Real> reference(const ExtendProblem &p, bool round_p = false) {
                     den += e;
                     if (round_p) {
                         const Real w = Real(p.to_f(p.from_f(float(e * vmul[i]))));
-                        for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += w * Real(p.to_f(vrow[i][d]));
+                        for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += w * value(vrow[i], d, vcache[i]);
                         continue;
                     }
-                    for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += e * Real(p.to_f(vrow[i][d])) * vmul[i];
+                    for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += e * value(vrow[i], d, vcache[i]) * vmul[i];
                 }
                 if (sink) den += std::exp(Real(p.sinks[size_t(h)]) - M);
                 const size_t row = size_t((q0 + m) * p.Hq + h);
@@ -262,6 +312,7 @@ struct UnifiedProblem {
     int64_t B = 0, T = 0, Hq = 0, Hkv = 0, Lq = 0, Lv = 0, num_slots = 0;
     std::vector<uint16_t> q;                  // [T, Hq, Lq]
     std::vector<uint16_t> k_buf, v_buf;       // [num_slots, Hkv, Lq], [num_slots, Hkv, Lv]
+    bool fp8_cache = false;                   // k_buf / v_buf hold e4m3 bytes (as ExtendProblem)
     std::vector<int32_t> qo_indptr, kv_indptr;  // [B + 1]
     std::vector<int32_t> prefix_lens;         // [B]
     std::vector<int64_t> kv_indices;          // [sum N]
@@ -276,6 +327,8 @@ struct UnifiedProblem {
 
     float to_f(uint16_t h) const { return bf16 ? bf16_to_float(h) : fp16_to_float(h); }
     uint16_t from_f(float f) const { return bf16 ? float_to_bf16(f) : float_to_fp16(f); }
+    float cache_f(uint16_t h) const { return fp8_cache ? e4m3_to_float(uint8_t(h)) : to_f(h); }
+    uint16_t cache_from_f(float f) const { return fp8_cache ? uint16_t(float_to_e4m3(f)) : from_f(f); }
     int64_t E(int64_t b) const { return qo_indptr[size_t(b + 1)] - qo_indptr[size_t(b)]; }
     int64_t N(int64_t b) const { return kv_indptr[size_t(b + 1)] - kv_indptr[size_t(b)]; }
     int64_t P(int64_t b) const { return prefix_lens[size_t(b)]; }
@@ -331,7 +384,7 @@ Result<Real> reference_unified(const UnifiedProblem &p, bool round_p = false) {
                     const int64_t slot = p.kv_indices[size_t(k0 + n)];
                     const uint16_t *kr = &p.k_buf[size_t((slot * p.Hkv + g) * p.Lq)];
                     Real dot = 0;
-                    for (int64_t d = 0; d < p.Lq; d++) dot += Real(p.to_f(qr[d])) * Real(p.to_f(kr[d]));
+                    for (int64_t d = 0; d < p.Lq; d++) dot += Real(p.to_f(qr[d])) * Real(p.cache_f(kr[d]));
                     Real x = dot * qk_scale;
                     if (p.logit_cap > 0) x = Real(p.logit_cap) * std::tanh(x / Real(p.logit_cap));
                     x *= xai;
@@ -348,7 +401,7 @@ Result<Real> reference_unified(const UnifiedProblem &p, bool round_p = false) {
                     const Real e = std::exp(s[i] - M);
                     den += e;
                     const Real w = round_p ? Real(p.to_f(p.from_f(float(e)))) : e;  // (see reference())
-                    for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += w * Real(p.to_f(vrow[i][d]));
+                    for (int64_t d = 0; d < p.Lv; d++) acc[size_t(d)] += w * Real(p.cache_f(vrow[i][d]));
                 }
                 if (sink) den += std::exp(Real(p.sinks[size_t(h)]) - M);
                 Real *o = &r.o[size_t((q0 + m) * p.Hq + h) * size_t(p.Lv)];
@@ -397,7 +450,14 @@ inline int32_t ideal_unified_chunk_count(const UnifiedProblem &p, int64_t b, int
 // k_scale = v_scale = 1 (K7 scales the prefix only) and no xai temperature (different
 // formulas). With `shuffle_seed` != 0 the slots of the whole cache are permuted at random
 // (the unified list follows), so the extend slots are not contiguous either.
+// Needs a 16-bit cache (e.fp8_cache false; std::invalid_argument otherwise): the extend K/V
+// that become cache slots are 16-bit values, which an fp8 cache could not hold unrounded,
+// so the K8 problem would no longer be K7's. (Tests build fp8 K8 problems by rounding a
+// 16-bit unified cache to e4m3: unified_cases.h.)
 inline UnifiedProblem unified_from_extend(const ExtendProblem &e, uint32_t shuffle_seed = 0) {
+    if (e.fp8_cache) {
+        throw std::invalid_argument("unified_from_extend: the K7 problem has an fp8 cache (needs a 16-bit one)");
+    }
     UnifiedProblem u;
     u.bf16 = e.bf16;
     u.B = e.B;

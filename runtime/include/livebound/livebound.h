@@ -40,7 +40,9 @@ typedef enum lb_dtype {
     LB_UINT8 = 3,
     LB_FLOAT16 = 16,
     LB_BFLOAT16 = 17,
-    LB_FLOAT32 = 18
+    LB_FLOAT32 = 18,
+    LB_FLOAT8_E4M3FN = 19  /* torch.float8_e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa bits, no
+                            * infinities, 0x7f / 0xff NaN; K7/K8 KV caches (k_buffer, v_buffer) */
 } lb_dtype;
 
 typedef enum lb_device_type { LB_DEVICE_CPU = 0, LB_DEVICE_CUDA = 1 } lb_device_type;
