@@ -169,6 +169,10 @@ const Variant kUnifiedVariants[] = {
 
 // ---- checks shared by K7 and K8 ----
 
+// q/k/v and the caches: the head dim contiguous, the other dimensions any stride, 0 included
+// (an expanded view: the kernels only read them). Outputs keep strides >= 1.
+constexpr validate::Layout kInput = validate::Layout::broadcast_input;
+
 // An index tensor (int32 or int64, 1-D, any stride) as the int32 view the variants read: an
 // int64 tensor's low 32-bit words (little-endian: the first word of each element), stride
 // doubled. Valid values are below 2^31 (token counts, slots, offsets), so the low word is
@@ -184,7 +188,7 @@ lb_tensor index_view(const lb_tensor &t) {
 // The KV cache pair: k_buffer of the model dtype or float8_e4m3fn, v_buffer of the same
 // dtype as k_buffer. Returns that dtype.
 lb_dtype check_cache_dtypes(const lb_tensor &k_buffer, const lb_tensor &v_buffer, lb_dtype dt) {
-    validate::tensor(k_buffer, "k_buffer", {dt, LB_FLOAT8_E4M3FN}, 3);
+    validate::tensor(k_buffer, "k_buffer", {dt, LB_FLOAT8_E4M3FN}, 3, kInput);
     if (v_buffer.dtype != k_buffer.dtype) {
         bad_argument("v_buffer", std::string("expected dtype ") + validate::dtype_name(k_buffer.dtype) +
                                      " (k_buffer's), got " + validate::dtype_name(v_buffer.dtype));
@@ -350,9 +354,9 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     if (dt != LB_FLOAT16 && dt != LB_BFLOAT16) {
         bad_argument("q_extend", std::string("expected dtype float16 or bfloat16, got ") + validate::dtype_name(dt));
     }
-    validate::tensor(a.q_extend, "q_extend", {dt}, 3);
+    validate::tensor(a.q_extend, "q_extend", {dt}, 3, kInput);
     const int64_t T = a.q_extend.shape[0], Hq = a.q_extend.shape[1], Lq = a.q_extend.shape[2];
-    validate::tensor(a.k_extend, "k_extend", {dt}, 3);
+    validate::tensor(a.k_extend, "k_extend", {dt}, 3, kInput);
     validate::extent_equals(a.k_extend, "k_extend", 0, T, "T (q_extend rows)");
     validate::extent_equals(a.k_extend, "k_extend", 2, Lq, "Lq (q_extend head dim)");
     const int64_t Hkv = a.k_extend.shape[1];
@@ -360,7 +364,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
         bad_argument("k_extend", "shape " + validate::shape_text(a.k_extend) + ": Hkv = " + std::to_string(Hkv) +
                                      " must be >= 1 and divide Hq = " + std::to_string(Hq));
     }
-    validate::tensor(a.v_extend, "v_extend", {dt}, 3);
+    validate::tensor(a.v_extend, "v_extend", {dt}, 3, kInput);
     validate::extent_equals(a.v_extend, "v_extend", 0, T, "T (q_extend rows)");
     validate::extent_equals(a.v_extend, "v_extend", 1, Hkv, "Hkv (k_extend heads)");
     const int64_t Lv = a.v_extend.shape[2];
@@ -372,7 +376,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     validate::extent_equals(a.k_buffer, "k_buffer", 1, Hkv, "Hkv (k_extend heads)");
     validate::extent_equals(a.k_buffer, "k_buffer", 2, Lq, "Lq (q_extend head dim)");
     const int64_t num_slots = a.k_buffer.shape[0];
-    validate::tensor(a.v_buffer, "v_buffer", {cache_dt}, 3);
+    validate::tensor(a.v_buffer, "v_buffer", {cache_dt}, 3, kInput);
     validate::extent_equals(a.v_buffer, "v_buffer", 0, num_slots, "num_slots (k_buffer slots)");
     validate::extent_equals(a.v_buffer, "v_buffer", 1, Hkv, "Hkv (k_extend heads)");
     validate::extent_equals(a.v_buffer, "v_buffer", 2, Lv, "Lv (v_extend head dim)");
@@ -529,7 +533,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     if (dt != LB_FLOAT16 && dt != LB_BFLOAT16) {
         bad_argument("q", std::string("expected dtype float16 or bfloat16, got ") + validate::dtype_name(dt));
     }
-    validate::tensor(a.q, "q", {dt}, 3);
+    validate::tensor(a.q, "q", {dt}, 3, kInput);
     const int64_t T = a.q.shape[0], Hq = a.q.shape[1], Lq = a.q.shape[2];
     const lb_dtype cache_dt = check_cache_dtypes(a.k_buffer, a.v_buffer, dt);
     validate::extent_equals(a.k_buffer, "k_buffer", 2, Lq, "Lq (q head dim)");
@@ -539,7 +543,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
                                      " must be >= 1 and divide Hq = " + std::to_string(Hq));
     }
     if (num_slots < 1) bad_argument("k_buffer", "must have at least one slot (every key is in the cache)");
-    validate::tensor(a.v_buffer, "v_buffer", {cache_dt}, 3);
+    validate::tensor(a.v_buffer, "v_buffer", {cache_dt}, 3, kInput);
     validate::extent_equals(a.v_buffer, "v_buffer", 0, num_slots, "num_slots (k_buffer slots)");
     validate::extent_equals(a.v_buffer, "v_buffer", 1, Hkv, "Hkv (k_buffer heads)");
     const int64_t Lv = a.v_buffer.shape[2];

@@ -51,15 +51,16 @@ void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype
             bad_argument(name, "shape " + shape_text(t) + ": dimension " + std::to_string(d) +
                                    " must be in [0, 2^31)");
         }
-        if (t.shape[d] > 1 && (t.strides[d] < 1 || t.strides[d] > std::numeric_limits<int32_t>::max())) {
+        const int64_t min_stride = layout == Layout::broadcast_input && d < ndim - 1 ? 0 : 1;
+        if (t.shape[d] > 1 && (t.strides[d] < min_stride || t.strides[d] > std::numeric_limits<int32_t>::max())) {
             bad_argument(name, "stride " + std::to_string(t.strides[d]) + " of dimension " + std::to_string(d) +
-                                   " must be in [1, 2^31)");
+                                   " must be in [" + std::to_string(min_stride) + ", 2^31)");
         }
         elements *= t.shape[d];
     }
     // Tables keep unit column stride (what the kernels were compiled for) unless the kernel
     // takes any layout; 1-D tensors may be strided.
-    const bool last_contiguous = layout == Layout::last_contiguous;
+    const bool last_contiguous = layout != Layout::any_strides;
     if (last_contiguous && ndim == 2 && t.shape[1] > 1 && t.strides[1] != 1) {
         bad_argument(name, "the column stride must be 1 (rows of contiguous columns), got " + std::to_string(t.strides[1]));
     }
@@ -179,7 +180,7 @@ void halide_dims_1d(const lb_tensor &t, int64_t n, halide_dimension_t *dims) {
 void halide_dims_nd(const lb_tensor &t, halide_dimension_t *dims) {
     for (int i = 0; i < t.ndim && i < LB_MAX_DIMS; i++) {
         const int d = t.ndim - 1 - i;
-        const int64_t stride = t.shape[d] > 1 && t.strides[d] > 0 ? t.strides[d] : 1;
+        const int64_t stride = t.shape[d] > 1 ? t.strides[d] : 1;  // (0: a validated broadcast input)
         dims[i] = halide_dimension_t(0, static_cast<int32_t>(t.shape[d]), static_cast<int32_t>(stride));
     }
 }

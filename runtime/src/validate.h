@@ -20,7 +20,11 @@ std::string shape_text(const lb_tensor &t);  // "[d0, d1, ...]" for messages
 // in [1, 2^31) on every dimension longer than one, the last dimension contiguous when
 // ndim >= 2 (unless the kernel takes any layout: Layout::any_strides), data non-null when
 // the tensor has elements.
-enum class Layout { last_contiguous, any_strides };
+// last_contiguous: the last dimension has stride 1, the others any stride >= 1;
+// broadcast_input: the same, but the other dimensions may also have stride 0 (an input read
+// through an expanded view: torch's expand(); never an output, whose elements would overlap);
+// any_strides: every dimension any stride >= 1.
+enum class Layout { last_contiguous, broadcast_input, any_strides };
 void tensor(const lb_tensor &t, const char *name, std::initializer_list<lb_dtype> dtypes, int ndim,
             Layout layout = Layout::last_contiguous);
 

@@ -318,5 +318,50 @@ TEST(ExtendLayouts, TransposedLseEqualsContiguous) {
     for (size_t i = size_t(p.Hq * p.T); i < by_head.size(); i++) ASSERT_EQ(by_head[i], kPoisonLse) << "spare " << i;
 }
 
+// Inputs read through expanded views (stride 0 outside the head dim, torch's expand()): q
+// with every head the same row ([T, 1, Lq] expanded to Hq heads) and a cache whose slots all
+// hold one slot's K and V ([1, Hkv, L] expanded to num_slots slots) give the bits of the same
+// call on the materialised tensors.
+TEST(ExtendLayouts, BroadcastInputsEqualMaterialised) {
+    ExtendCase c{"broadcast_inputs", 8, true, 8, 2, 64, 64, {40, 3, 17}, {25, 0, 9}};
+    c.window = 20;
+    ExtendProblem p = make_problem(c);
+    // Materialise the broadcasts in the problem: q's heads copy head 0, every slot slot 0.
+    for (int64_t t = 0; t < p.T; t++) {
+        for (int64_t h = 1; h < p.Hq; h++) {
+            for (int64_t d = 0; d < p.Lq; d++) p.q[size_t((t * p.Hq + h) * p.Lq + d)] = p.q[size_t(t * p.Hq * p.Lq + d)];
+        }
+    }
+    const size_t k_slot = size_t(p.Hkv * p.Lq), v_slot = size_t(p.Hkv * p.Lv);
+    for (int64_t slot = 1; slot < p.num_slots; slot++) {
+        std::copy(p.k_buf.begin(), p.k_buf.begin() + long(k_slot), p.k_buf.begin() + long(size_t(slot) * k_slot));
+        std::copy(p.v_buf.begin(), p.v_buf.begin() + long(v_slot), p.v_buf.begin() + long(size_t(slot) * v_slot));
+    }
+    std::vector<float> lse_materialised;
+    const std::vector<uint16_t> o_materialised = run(p, c, LB_BOUNDED, &lse_materialised);
+
+    std::vector<uint16_t> q_row(size_t(p.T * p.Lq));  // [T, 1, Lq]
+    for (int64_t t = 0; t < p.T; t++) {
+        std::copy_n(p.q.begin() + long(t * p.Hq * p.Lq), p.Lq, q_row.begin() + long(t * p.Lq));
+    }
+    const lb_dtype dt = p.bf16 ? LB_BFLOAT16 : LB_FLOAT16;
+    ExtendBuffers buf;
+    make_args(p, c, LB_BOUNDED, &buf);
+    buf.args.q_extend = lb_tensor{q_row.data(), dt, 3, {p.T, p.Hq, p.Lq}, {p.Lq, 0, 1}};
+    buf.args.k_buffer = lb_tensor{p.k_buf.data(), dt, 3, {p.num_slots, p.Hkv, p.Lq}, {0, p.Lq, 1}};
+    buf.args.v_buffer = lb_tensor{p.v_buf.data(), dt, 3, {p.num_slots, p.Hkv, p.Lv}, {0, p.Lv, 1}};
+    ASSERT_EQ(lb_extend_attention_fwd(&buf.args, cpu_device()), LB_OK) << lb_last_error();
+    EXPECT_EQ(0, std::memcmp(buf.o.data(), o_materialised.data(), o_materialised.size() * 2)) << "o differs";
+    EXPECT_EQ(0, std::memcmp(buf.lse.data(), lse_materialised.data(), lse_materialised.size() * 4)) << "lse differs";
+
+    // An output may not overlap itself: o_extend with a stride-0 head dimension is refused by name.
+    ExtendBuffers bad;
+    make_args(p, c, LB_BOUNDED, &bad);
+    bad.args.o_extend.strides[1] = 0;
+    EXPECT_EQ(lb_extend_attention_fwd(&bad.args, cpu_device()), LB_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(lb_last_error()).find("o_extend"), std::string::npos) << lb_last_error();
+    for (uint16_t x : bad.o) ASSERT_EQ(x, kPoison16) << "o written by a refused call";
+}
+
 }  // namespace
 }  // namespace livebound::testing
