@@ -6,7 +6,7 @@
       updating line on a terminal, a plain line every 30 s otherwise (CI logs stay short).
       The whole output is kept and printed only when the build fails.
 
-  progress.py test <ctest json-v1 file> <log file> -- <ctest command...>
+  progress.py test <ctest json-v1 file of every test> <log file> -- <ctest command...>
       Runs ctest (its own output kept in the log file), shows the same kind
       of progress, prints every failed test's output in full, then a summary a person reads
       at a glance -- tests run, passed, failed and skipped per label (cpu, filecheck, python,
@@ -135,9 +135,11 @@ def test(json_file, command, log_path):
     with open(json_file) as f:
         listing = json.load(f)
     labels = {}
-    for t in listing.get("tests", []):
+    names = {}  # ctest's test number (1-based, the listing's order) -> name
+    for number, t in enumerate(listing.get("tests", []), start=1):
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
         labels[t["name"]] = props.get("LABELS", ["(none)"])
+        names[number] = t["name"]
     progress = Progress("test")
     results = {}  # name -> status
     blocks = {}  # name of a failed test -> its output lines
@@ -146,7 +148,8 @@ def test(json_file, command, log_path):
     def on_line(line):
         m = RESULT.match(line)
         if m:
-            name, status = m.group(4), status_of(m.group(5))
+            # By number: ctest shortens a long name in its result line.
+            name, status = names.get(int(m.group(3)), m.group(4)), status_of(m.group(5))
             results[name] = status
             current[0] = name if status == "failed" else None
             if current[0]:
