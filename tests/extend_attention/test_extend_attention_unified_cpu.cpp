@@ -183,15 +183,7 @@ TEST(UnifiedMetamorphic, Fp8CacheEqualsSixteenBitCacheOfItsValues) {
     for (UnifiedCase c : cs) {
         c.fp8_cache = true;
         const UnifiedProblem p8 = make_unified_problem(c);
-        UnifiedProblem p16 = p8;
-        p16.fp8_cache = false;
-        for (auto *cache : {&p16.k_buf, &p16.v_buf}) {
-            for (uint16_t &x : *cache) {
-                const float v = reference::e4m3_to_float(uint8_t(x));
-                x = p16.from_f(v);
-                ASSERT_EQ(p16.to_f(x), v) << "an e4m3 value not exact in the input dtype";
-            }
-        }
+        const UnifiedProblem p16 = reference::with_16bit_cache(p8);
         for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
             const std::vector<uint16_t> o8 = run_unified(p8, c, v), o16 = run_unified(p16, c, v);
             size_t differ = 0, first = 0;

@@ -439,6 +439,24 @@ inline int32_t ideal_unified_chunk_count(const UnifiedProblem &p, int64_t b, int
     return count;
 }
 
+// The same problem with a 16-bit cache holding an fp8 problem's decoded cache values (every
+// e4m3 value is exact in bf16 and fp16; throws std::logic_error if one is not). K7 or K8.
+template <typename Problem>
+Problem with_16bit_cache(const Problem &p8) {
+    Problem p16 = p8;
+    p16.fp8_cache = false;
+    for (auto *cache : {&p16.k_buf, &p16.v_buf}) {
+        for (uint16_t &x : *cache) {
+            const float v = e4m3_to_float(uint8_t(x));
+            x = p16.from_f(v);
+            if (!(p16.to_f(x) == v || (std::isnan(v) && std::isnan(p16.to_f(x))))) {
+                throw std::logic_error("with_16bit_cache: an e4m3 value is not exact in the input dtype");
+            }
+        }
+    }
+    return p16;
+}
+
 // The K8 problem equivalent to K7 problem `e` (spec §3.8: "both prefix and extend K/V must
 // already be in the cache"): k_buf / v_buf get the T extend tokens' K / V rows as new slots
 // num_slots + t; request b's unified list is its prefix slots, then its extend slots
