@@ -41,6 +41,7 @@ public:
     GeneratorParam<bool> full_grid{"full_grid", decode_metadata::Knobs{}.full_grid};
     GeneratorParam<int> scan_threads{"scan_threads", decode_metadata::Knobs{}.scan_threads};
     GeneratorParam<bool> one_kernel{"one_kernel", decode_metadata::Knobs{}.one_kernel};
+    GeneratorParam<bool> riding_scan{"riding_scan", decode_metadata::Knobs{}.riding_scan};
     GeneratorParam<bool> stage_scan_heads{"stage_scan_heads", decode_metadata::Knobs{}.stage_scan_heads};
 
     // [bs] int32 | int64 (type set by the `seq_lens.type` GeneratorParam): kv length before delta.
@@ -112,6 +113,7 @@ public:
         knobs.full_grid = full_grid;
         knobs.scan_threads = scan_threads;
         knobs.one_kernel = one_kernel;
+        knobs.riding_scan = riding_scan;
         knobs.stage_scan_heads = stage_scan_heads;
         decode_metadata::Stages stages{kv_len, cache_seqlens, cu_seqlens_k, blocked_scan,
                                        page_table ? Func(*page_table) : Func(),

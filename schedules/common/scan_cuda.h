@@ -26,11 +26,15 @@ struct ScanStaging {
 //   - The per-entry partial sums live in the entry's thread, in registers: left to Halide,
 //     a fused kernel puts them in a global scratch buffer allocated on every call, and no
 //     allocation may happen inside a call.
+// `all_totals`: every block computes all block totals (a block-uniform shared-memory size; a
+// size that depends on the block makes the host take its maximum over the grid on every call).
 inline void place_blocked_scan(scan::Blocked &scan, const Halide::Func &block_owner, const Halide::Var &block_level,
                                const Halide::Func &entry_owner, const Halide::Var &entry_level,
-                               const Halide::Var &dim, int threads, ScanStaging staging = {}) {
+                               const Halide::Var &dim, int threads, ScanStaging staging = {},
+                               bool all_totals = false) {
     using namespace Halide;
     if (!scan.block_total.defined()) return;
+    if (all_totals) scan.block_total.bound(scan.block_total.args()[0], 0, scan.earlier.x.extent());
     if (staging.heads || staging.totals) {
         Func staged = staging.heads && staging.totals ? scan.terms.in({scan.block_total, scan.block_head})
                       : staging.heads                 ? scan.terms.in(scan.block_head)

@@ -16,6 +16,10 @@ struct Knobs {
     bool full_grid = false; // CUDA: one block per column chunk over the whole width
     int scan_threads = 256; // CUDA: threads per block of the seqlen / prefix-sum kernel
     bool one_kernel = false; // CUDA: scan and gather in one launch, one block per request
+    // CUDA: scan and gather in one launch, the prefix sums riding on the page-table grid's
+    // first blocks (schedule_cuda_riding_scan). Off: measured slower at bs 256 and on full
+    // columns (autotune/records/k1.jsonl, 2026-12-01).
+    bool riding_scan = false;
     bool stage_scan_heads = false; // CUDA: block heads of the scan read terms staged in shared memory
 };
 
