@@ -11,7 +11,7 @@
 //       variant is built: o and lse within the CPU suite's fp64-reference tolerance, and
 //       rows outside [qo_indptr[0], qo_indptr[B]) (lead and tail rows added to every case)
 //       still hold their poison. Forms not built for CUDA (the MLA case 576/512, head dim
-//       13, fp8 caches with fp16 and the lse, ...) must be refused with
+//       13, fp16 256/256, ...) must be refused with
 //       LB_ERROR_UNSUPPORTED naming 'q_extend', writing nothing; CudaExtendUnsupported
 //       does the same for the other forms the build lacks (fp16 256/256, full-width
 //       fp16 / 64/64 / 256/256 with lse, fp8-cache forms).
@@ -385,8 +385,8 @@ constexpr int64_t kLeadRows = 3, kTailRows = 5;
 //   16-bit caches: bounded bf16 64/64, 128/128, 256/256 and fp16 64/64, 128/128, each with
 //   and without the LSE output; full-width bf16 128/128 (with and without the LSE) and
 //   bf16 256/256 (without);
-//   fp8 (e4m3fn) caches: bounded bf16 64/64, 128/128, 256/256 with and without the LSE,
-//   bounded fp16 128/128 without; full-width bf16 128/128 with the LSE.
+//   fp8 (e4m3fn) caches: the same forms but the full-width 256/256 and the full-width
+//   128/128 without the LSE.
 // Nothing else (576/512, fp16 256/256, ...) is built for CUDA: the runtime refuses it
 // (LB_ERROR_UNSUPPORTED). A variant serves the case when its head-dim bucket does: Lq, Lv up
 // to the bucket's, multiples of 8 (the runtime's rule, Variant::serves). The tensor-core
@@ -411,7 +411,8 @@ bool cuda_variant_built(const ExtendCase &c, lb_variant variant, bool with_lse) 
         {LB_BOUNDED, true, true, 64, 64, true},      {LB_BOUNDED, true, true, 64, 64, false},
         {LB_BOUNDED, true, true, 128, 128, true},    {LB_BOUNDED, true, true, 128, 128, false},
         {LB_BOUNDED, true, true, 256, 256, true},    {LB_BOUNDED, true, true, 256, 256, false},
-        {LB_BOUNDED, false, true, 128, 128, false},
+        {LB_BOUNDED, false, true, 64, 64, true},     {LB_BOUNDED, false, true, 64, 64, false},
+        {LB_BOUNDED, false, true, 128, 128, true},   {LB_BOUNDED, false, true, 128, 128, false},
         {LB_FULL_WIDTH, true, true, 128, 128, true},
     };
     for (const Built &b : built) {
@@ -493,8 +494,8 @@ std::vector<ExtendCase> accuracy_cases() {
 class CudaExtendAccuracy : public CudaExtendBase, public ::testing::WithParamInterface<ExtendCase> {};
 
 // Built shapes: o (and lse where the variant has it) within the fp64 tolerance, poison kept.
-// Forms not built for CUDA (the MLA case 576/512, head dim 13, an fp16 fp8-cache case with
-// the LSE, ...) must be refused by name, writing nothing.
+// Forms not built for CUDA (the MLA case 576/512, head dim 13, ...) must be refused by name,
+// writing nothing.
 TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
     const ExtendCase &c = GetParam();
     const ExtendProblem p = with_padding(make_problem(c), kLeadRows, kTailRows, c.seed + 5000);
@@ -526,8 +527,8 @@ TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
 
 // Shapes and forms the CUDA build does not have, beyond the accuracy cases: fp16 256/256,
 // full-width fp16, full-width 256/256 with the LSE, head dims that are not multiples of 8
-// (13); with fp8 caches: fp16 with the LSE, full-width bf16 without the LSE, full-width
-// fp16 and 256/256, MLA 576/512. (int32 index tensors are served by every variant.)
+// (13); with fp8 caches: fp16 256/256, full-width fp16, 256/256 and bf16 without the LSE,
+// MLA 576/512. (int32 index tensors are served by every variant.)
 using CudaExtendUnsupported = CudaExtendBase;
 
 TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
@@ -551,7 +552,7 @@ TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
     const std::vector<Form> forms = {
         {f256, LB_BOUNDED, true},       {f256, LB_BOUNDED, false},       {f64, LB_FULL_WIDTH, false},
         {b13, LB_BOUNDED, true},        {b256, LB_FULL_WIDTH, true},
-        {fp8(f128), LB_BOUNDED, true},  {fp8(f64), LB_BOUNDED, true},    {fp8(b128), LB_FULL_WIDTH, false},
+        {fp8(f256), LB_BOUNDED, true},  {fp8(f64), LB_FULL_WIDTH, true},  {fp8(b128), LB_FULL_WIDTH, false},
         {fp8(f128), LB_FULL_WIDTH, false}, {fp8(b256), LB_FULL_WIDTH, false}, {fp8(f256), LB_BOUNDED, false},
         {fp8(b13), LB_BOUNDED, false},  {fp8(b576), LB_BOUNDED, false},
     };
