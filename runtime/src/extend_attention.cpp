@@ -26,6 +26,10 @@ enum class Target { cpu, cuda };
 enum class Dt { bf16, fp16 };
 enum class Cache { model, e4m3 };  // the KV cache's dtype: the model's (q's), or fp8 e4m3
 
+// The table facts of a call's validated dtypes.
+Dt dt_of(lb_dtype dt) { return dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16; }
+Cache cache_of(lb_dtype cache_dt) { return cache_dt == LB_FLOAT8_E4M3FN ? Cache::e4m3 : Cache::model; }
+
 struct Variant {
     Target target;
     lb_variant form;
@@ -86,8 +90,8 @@ const TensorCoreVariant kUnifiedTensorCoreVariants[] = {
 template <size_t N>
 const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], lb_variant form, lb_dtype dt,
                                           lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse) {
-    const Dt want = dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16;
-    const Cache cache = cache_dt == LB_FLOAT8_E4M3FN ? Cache::e4m3 : Cache::model;
+    const Dt want = dt_of(dt);
+    const Cache cache = cache_of(cache_dt);
     const TensorCoreVariant *best = nullptr;
     for (const auto &c : table) {
         if (!c.run || c.form != form || c.dtype != want || c.cache != cache || c.with_lse != lse || !c.serves(Lq, Lv)) {
@@ -185,14 +189,10 @@ lb_tensor index_view(const lb_tensor &t) {
     return low;
 }
 
-// The KV cache pair: k_buffer of the model dtype or float8_e4m3fn, v_buffer of the same
-// dtype as k_buffer. Returns that dtype.
-lb_dtype check_cache_dtypes(const lb_tensor &k_buffer, const lb_tensor &v_buffer, lb_dtype dt) {
+// The KV cache's dtype: k_buffer of the model dtype or float8_e4m3fn (the callers then
+// validate v_buffer against it). Returns that dtype.
+lb_dtype check_k_buffer(const lb_tensor &k_buffer, lb_dtype dt) {
     validate::tensor(k_buffer, "k_buffer", {dt, LB_FLOAT8_E4M3FN}, 3, kInput);
-    if (v_buffer.dtype != k_buffer.dtype) {
-        bad_argument("v_buffer", std::string("expected dtype ") + validate::dtype_name(k_buffer.dtype) +
-                                     " (k_buffer's), got " + validate::dtype_name(v_buffer.dtype));
-    }
     return k_buffer.dtype;
 }
 
@@ -277,8 +277,8 @@ template <size_t N>
 const Variant &pick_variant(const Variant (&table)[N], const char *kernel, const char *arg, bool on_cuda, lb_variant form,
                             lb_dtype dt, lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse, const std::string &lse_text,
                             const char *built) {
-    const Dt want = dt == LB_BFLOAT16 ? Dt::bf16 : Dt::fp16;
-    const Cache cache = cache_dt == LB_FLOAT8_E4M3FN ? Cache::e4m3 : Cache::model;
+    const Dt want = dt_of(dt);
+    const Cache cache = cache_of(cache_dt);
     const Target target = on_cuda ? Target::cuda : Target::cpu;
     const Variant *best = nullptr;
     for (const auto &c : table) {
@@ -372,7 +372,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     validate::extent_equals(a.o_extend, "o_extend", 0, T, "T (q_extend rows)");
     validate::extent_equals(a.o_extend, "o_extend", 1, Hq, "Hq (q_extend heads)");
     validate::extent_equals(a.o_extend, "o_extend", 2, Lv, "Lv (v_extend head dim)");
-    const lb_dtype cache_dt = check_cache_dtypes(a.k_buffer, a.v_buffer, dt);
+    const lb_dtype cache_dt = check_k_buffer(a.k_buffer, dt);
     validate::extent_equals(a.k_buffer, "k_buffer", 1, Hkv, "Hkv (k_extend heads)");
     validate::extent_equals(a.k_buffer, "k_buffer", 2, Lq, "Lq (q_extend head dim)");
     const int64_t num_slots = a.k_buffer.shape[0];
@@ -534,7 +534,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     }
     validate::tensor(a.q, "q", {dt}, 3, kInput);
     const int64_t T = a.q.shape[0], Hq = a.q.shape[1], Lq = a.q.shape[2];
-    const lb_dtype cache_dt = check_cache_dtypes(a.k_buffer, a.v_buffer, dt);
+    const lb_dtype cache_dt = check_k_buffer(a.k_buffer, dt);
     validate::extent_equals(a.k_buffer, "k_buffer", 2, Lq, "Lq (q head dim)");
     const int64_t num_slots = a.k_buffer.shape[0], Hkv = a.k_buffer.shape[1];
     if (Hkv < 1 || Hq % Hkv != 0) {
