@@ -73,10 +73,12 @@
 #include "bench_common.h"
 #include "cuda_timing.h"
 #include "livebound/livebound.hpp"
+#include "reference/extend_attention_reference.h"  // the 16-bit and e4m3 conversions
 
 namespace {
 
 namespace cuda = livebound::cuda;
+namespace reference = livebound::reference;
 using livebound::tools::DeviceBuffer;
 
 // ---- the cases (targets.md) ----
@@ -187,13 +189,6 @@ std::vector<Case> cases() {
 
 // ---- inputs ----
 
-uint16_t float_to_bf16(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    u += 0x7fff + ((u >> 16) & 1);  // round to nearest even (no NaN here)
-    return uint16_t(u >> 16);
-}
-
 uint64_t splitmix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -202,24 +197,7 @@ uint64_t splitmix64(uint64_t x) {
 }
 
 // The float8 e4m3fn byte nearest to bf16 value `h` (ties to even; saturating at +-448).
-uint8_t bf16_to_e4m3(uint16_t h) {
-    uint32_t u = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    const uint8_t sign = f < 0 ? 0x80 : 0;
-    const float a = std::fabs(f);
-    if (!(a < 464.0f)) return sign | 0x7e;                                 // (NaN: 448 too)
-    if (a < 0.015625f) return sign | uint8_t(std::nearbyint(a * 512.0f));  // subnormals: k * 2^-9
-    int e;
-    const float fr = std::frexp(a, &e);  // a = 2 fr * 2^(e - 1), 2 fr in [1, 2)
-    int exponent = e - 1, mantissa = int(std::nearbyint((2.0f * fr - 1.0f) * 8.0f));
-    if (mantissa == 8) {
-        mantissa = 0;
-        exponent++;
-    }
-    const int code = ((exponent + 7) << 3) | mantissa;
-    return sign | uint8_t(std::min(code, 0x7e));
-}
+uint8_t bf16_to_e4m3(uint16_t h) { return reference::float_to_e4m3(reference::bf16_to_float(h)); }
 
 // n bf16 values ~ normal(0.1, 0.2): 2^16 draws of std::normal_distribution under
 // std::mt19937(seed), picked per element by a counter-based hash of (seed, element), so that
@@ -228,7 +206,7 @@ std::vector<uint16_t> random_bf16(size_t n, uint32_t seed) {
     std::vector<uint16_t> table(1 << 16);
     std::mt19937 rng(seed);
     std::normal_distribution<float> val(0.1f, 0.2f);
-    for (auto &t : table) t = float_to_bf16(val(rng));
+    for (auto &t : table) t = reference::float_to_bf16(val(rng));
     std::vector<uint16_t> out(n);
     const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
     std::vector<std::thread> pool;
