@@ -40,6 +40,7 @@ struct Shape {
     std::string name;
     std::vector<int64_t> seq_lens;
     int64_t max_seq_len;
+    double sglang_us;  // table E, graph replay (0: not measured)
 };
 
 // Ragged lengths summing to `total`, each in [1, max_len], one request at max_len.
@@ -64,12 +65,14 @@ std::vector<int64_t> ragged(uint32_t seed, int64_t bs, int64_t total, int64_t ma
     return out;
 }
 
+// sglang_us: SGLang's kernel on the same shape, graph replay on the H200
+// (../shared/spec/targets.md table E), printed beside livebound's time.
 std::vector<Shape> shapes() {
     return {
-        {"prefill_bs8_32k/max_seq_len:8192", ragged(11, 8, 32768, 8192), 8192},
-        {"prefill_bs8_32k/max_seq_len:16384", ragged(11, 8, 32768, 8192), 16384},
-        {"prefill_bs1_16k/max_seq_len:16384", {16384}, 16384},
-        {"prefill_bs32_32k/max_seq_len:16384", ragged(12, 32, 32768, 2048), 16384},
+        {"prefill_bs8_32k/max_seq_len:8192", ragged(11, 8, 32768, 8192), 8192, 3.58},
+        {"prefill_bs8_32k/max_seq_len:16384", ragged(11, 8, 32768, 8192), 16384, 4.01},
+        {"prefill_bs1_16k/max_seq_len:16384", {16384}, 16384, 2.71},
+        {"prefill_bs32_32k/max_seq_len:16384", ragged(12, 32, 32768, 2048), 16384, 4.12},
     };
 }
 
@@ -131,6 +134,7 @@ void BM_K5(benchmark::State &state, Shape shape, lb_variant variant) {
     // Google Benchmark rate counter: those divide by CPU time, not by the manual time.
     state.counters["GB_per_s"] = r.timed > 0 ? bytes / (r.total_us / r.timed * 1e3) : 0;
     state.counters["eager_us"] = r.eager_us;
+    state.counters["sglang_us"] = shape.sglang_us;
 }
 
 void register_all() {

@@ -60,6 +60,14 @@ public:
     GeneratorParam<int> chunks_per_thread{"chunks_per_thread", dsa_kv_gather::Knobs{}.chunks_per_thread};
     GeneratorParam<int> scale_chunks{"scale_chunks", dsa_kv_gather::Knobs{}.scale_chunks};
     GeneratorParam<int> cpu_vector_words{"cpu_vector_words", dsa_kv_gather::Knobs{}.cpu_vector_words};
+    GeneratorParam<int> rows_per_thread{"rows_per_thread", dsa_kv_gather::Knobs{}.rows_per_thread};
+    GeneratorParam<bool> stage_scan_heads{"stage_scan_heads", dsa_kv_gather::Knobs{}.stage_scan_heads};
+    GeneratorParam<bool> stage_scan_totals{"stage_scan_totals", dsa_kv_gather::Knobs{}.stage_scan_totals};
+    GeneratorParam<int> row_lanes{"row_lanes", dsa_kv_gather::Knobs{}.row_lanes};
+    GeneratorParam<int> block_threads{"block_threads", dsa_kv_gather::Knobs{}.block_threads};
+    // true: the row-grid form (CUDA, bounded only; see define_row_grid): the work is the
+    // output rows, 16-byte accesses, one kernel for both outputs.
+    GeneratorParam<bool> row_grid{"row_grid", false};
 
     // (page_size*(D+4)/4, num_pages) uint32 = torch uint8 [num_pages, page_size*(D+4)], any
     // row stride (a multiple of 4 bytes): the paged key + scale buffer, as words.
@@ -76,8 +84,24 @@ public:
 
     // (D/4, seq_len_sum) uint32 = torch uint8 [seq_len_sum, D]: key rows, all written.
     Output<Buffer<uint32_t, 2>> k_out{"k_out"};
-    // [seq_len_sum] uint32 = torch uint8 [seq_len_sum, 4]: raw FP32 scale bytes, all written.
-    Output<Buffer<uint32_t, 1>> s_out{"s_out"};
+    // Added by configure(): [seq_len_sum] uint32 = torch uint8 [seq_len_sum, 4], raw FP32
+    // scale bytes, all written. The row grid takes it as (1, seq_len_sum) (word, row), the
+    // key rows' layout with one word per row, so that both outputs share their loops.
+    Output<Buffer<uint32_t>> *s_out = nullptr;
+
+    // Added by configure() for the row grid: the row strides of buf and k_out in 16-byte
+    // units (4 words), so that the kernel can prove every 16-byte access aligned (a
+    // buffer's own stride is an opaque kernel argument). The runtime passes this form only
+    // 16-byte aligned storage.
+    Input<int32_t> *buf_row_stride_16b = nullptr;
+    Input<int32_t> *k_out_row_stride_16b = nullptr;
+
+    void configure() {
+        s_out = add_output<Buffer<uint32_t>>("s_out", row_grid ? 2 : 1);
+        if (!row_grid) return;
+        buf_row_stride_16b = add_input<int32_t>("buf_row_stride_16b");
+        k_out_row_stride_16b = add_input<int32_t>("k_out_row_stride_16b");
+    }
 
     void generate() {
         const int words = head_dim / 4;
@@ -88,7 +112,12 @@ public:
         // rows are runtime values. seq_lens may be a strided view.
         k_out.dim(0).set_min(0).set_extent(words).set_stride(1);
         k_out.dim(1).set_min(0);
-        s_out.dim(0).set_min(0).set_stride(Expr());
+        if (row_grid) {
+            s_out->dim(0).set_min(0).set_extent(1).set_stride(1);
+            s_out->dim(1).set_min(0);
+        } else {
+            s_out->dim(0).set_min(0).set_stride(Expr());
+        }
         buf.dim(0).set_min(0).set_stride(1);
         buf.dim(1).set_min(0);
         page_indices.dim(0).set_min(0);
@@ -105,6 +134,11 @@ public:
         // covers) in seq_lens' own type before narrowing: identical for valid inputs.
         Expr raw_len = seq_lens(b);
         len(b) = cast<int32_t>(clamp(raw_len, cast(raw_len.type(), 0), cast(raw_len.type(), max_seq_len)));
+
+        if (row_grid) {
+            define_row_grid(bs, max_pages, num_pages);
+            return;
+        }
 
         // The grid: every token position t < max_seq_len of every request b.
         token = RDom(0, max_seq_len, 0, bs, "token");
@@ -125,8 +159,8 @@ public:
 
         k_out(w, i) = undef<uint32_t>();
         k_out(w, key.out_row) = select(key.live, buf(key_word, key.page(rt, rb)), undef<uint32_t>());
-        s_out(i) = undef<uint32_t>();
-        s_out(scale.out_row) = select(scale.live, buf(scale_word, scale.page(rt, rb)), undef<uint32_t>());
+        (*s_out)(i) = undef<uint32_t>();
+        (*s_out)(scale.out_row) = select(scale.live, buf(scale_word, scale.page(rt, rb)), undef<uint32_t>());
     }
 
     void schedule() {
@@ -136,8 +170,24 @@ public:
         knobs.chunks_per_thread = chunks_per_thread;
         knobs.scale_chunks = scale_chunks;
         knobs.cpu_vector_words = cpu_vector_words;
+        knobs.rows_per_thread = rows_per_thread;
+        knobs.stage_scan_heads = stage_scan_heads;
+        knobs.stage_scan_totals = stage_scan_totals;
+        knobs.row_lanes = row_lanes;
+        knobs.block_threads = block_threads;
+        if (row_grid) {
+            if (!get_target().has_feature(Target::CUDA) || !bounded) {
+                throw std::invalid_argument("dsa_kv_gather: row_grid is a CUDA form of the bounded variant");
+            }
+            by_row.k_out = k_out;
+            by_row.w = w;
+            by_row.batch = seq_lens.dim(0).extent();
+            by_row.s_out = *s_out;
+            dsa_kv_gather::schedule_cuda_rows(by_row, knobs);
+            return;
+        }
         key.out = k_out;
-        scale.out = s_out;
+        scale.out = *s_out;
         dsa_kv_gather::Stages stages{key, scale, token, w, b, bounded};
         if (get_target().has_feature(Target::CUDA)) {
             dsa_kv_gather::schedule_cuda(stages, knobs);
@@ -151,6 +201,64 @@ private:
     RDom token;
     Func len{"len"};
     dsa_kv_gather::Gather key, scale;
+    dsa_kv_gather::RowGrid by_row;
+
+    // The row-grid form. The work is the output rows r in [0, seq_len_sum) rather than the
+    // grid of (t, b) positions. Row r belongs to the request whose rows [off_b, off_b +
+    // len_b) hold it: the largest b with off_b <= r (an empty request has off_b = off_{b+1}
+    // and loses to the next one), found by a binary search over the prefix sums; then
+    // t = r - off_b and the copy is the scatter form's. Which rows exist is one predicate,
+    // `r < off_B` (the sum of the live lengths), as `t < seq_lens[b]` is in the scatter
+    // form: for valid inputs it holds on every row, and a graph replayed with shorter
+    // lengths (a smaller sum than the captured seq_len_sum) leaves the rows past the new
+    // sum untouched, as SGLang's kernel does (on the GPU it guards each row's store).
+    void define_row_grid(const Expr &bs, const Expr &max_pages, const Expr &num_pages) {
+        const int words = head_dim / 4;
+        // Interface: 16-byte aligned rows (the runtime checks the caller's pointers and strides).
+        buf.set_host_alignment(16);
+        buf.dim(1).set_stride(4 * *buf_row_stride_16b);
+        k_out.set_host_alignment(16);
+        k_out.dim(1).set_stride(4 * *k_out_row_stride_16b);
+
+        by_row.off = Func("off");
+        by_row.scan = scan::define_blocked(by_row.off, scan::padded(len, bs), bs, scan_block, b);
+        // ceil(log2(bs)) halvings find the request among bs.
+        Expr steps = select(bs > 1, 32 - count_leading_zeros(bs - 1), 0);
+        by_row.request = Func("request");
+        by_row.search = RDom(0, steps, "search");
+        by_row.request(i) = 0;
+        Expr candidate = by_row.request(i) + (Expr(1) << (steps - 1 - by_row.search));
+        by_row.request(i) = select(candidate < bs && by_row.off(clamp(candidate, 0, bs - 1)) <= i, candidate, by_row.request(i));
+
+        // Where output row i lives: its request's token t = i - off_b, the clamped page id
+        // of t's page, and the slot j = t mod page_size inside it (clamped, a no-op, so that
+        // bounds inference sees j < page_size; the word is not clamped, which would hide its
+        // 16-byte alignment). One quotient serves both.
+        Expr request = clamp(by_row.request(i), 0, bs - 1);
+        Expr token = i - by_row.off(request);  // >= 0
+        Expr page_column = token / page_size;
+        Expr raw_page = page_indices(clamp(page_column, 0, max_pages - 1), request);
+        by_row.page = Func("page");
+        by_row.slot = Func("slot");
+        by_row.page(i) = cast<int32_t>(clamp(raw_page, cast(raw_page.type(), 0), cast(raw_page.type(), num_pages - 1)));
+        by_row.slot(i) = clamp(token - page_column * page_size, 0, page_size - 1);
+
+        // What output row i holds: defined on every i (every read clamped), so a schedule
+        // may load rows before it knows which of them are written.
+        by_row.key_value = Func("key_value");
+        by_row.scale_value = Func("scale_value");
+        by_row.key_value(w, i) = buf(by_row.slot(i) * words + w, by_row.page(i));
+        by_row.scale_value(i) = buf(page_size * words + by_row.slot(i), by_row.page(i));
+
+        // Which rows are written: r < off_B.
+        by_row.row = RDom(0, k_out.dim(1).extent(), "row");
+        RDom &r = by_row.row;
+        r.where(r < by_row.off(bs));
+        k_out(w, i) = undef<uint32_t>();
+        k_out(w, r) = by_row.key_value(w, r);
+        (*s_out)(w, i) = undef<uint32_t>();
+        (*s_out)(w, r) = by_row.scale_value(r);  // w: the one word of a scale row
+    }
 
     // Defines one output's off_b, predicate, page id and store row over the grid `token`.
     void define_gather(dsa_kv_gather::Gather &g, const std::string &tag, const Expr &bs, const Expr &rows,

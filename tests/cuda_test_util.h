@@ -141,6 +141,47 @@ private:
     std::vector<std::pair<const Tensor *, DeviceBuffer>> copies_;
 };
 
+// The nodes of a CUDA graph that captured one call: how many launch a kernel, how many
+// there are in all (a memset or memcpy node would be a hidden copy).
+struct CapturedNodes {
+    size_t kernels = 0;
+    size_t total = 0;
+    std::string error;  // empty when the capture worked and the call returned LB_OK
+};
+
+// Captures `call` (returning an lb_status) on `stream` into a graph and counts its nodes.
+// Warm the call up outside the capture first: the first call JIT-compiles its PTX.
+template <class Call>
+CapturedNodes capture_nodes(cuda::CUstream stream, Call &&call) {
+    const cuda::Driver *d = cuda::driver();
+    CapturedNodes out;
+    out.error = cuda_error("cuStreamBeginCapture", d->cuStreamBeginCapture(stream, cuda::kStreamCaptureModeThreadLocal));
+    if (!out.error.empty()) return out;
+    const lb_status status = call();
+    const std::string message = status == LB_OK ? "" : std::string("call: ") + lb_last_error();
+    cuda::CUgraph graph = nullptr;
+    out.error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream, &graph));
+    if (out.error.empty()) out.error = message;
+    if (!out.error.empty()) {
+        if (graph != nullptr) d->cuGraphDestroy(graph);
+        return out;
+    }
+    size_t count = 0;
+    out.error = cuda_error("cuGraphGetNodes", d->cuGraphGetNodes(graph, nullptr, &count));
+    std::vector<cuda::CUgraphNode> nodes(count);
+    if (out.error.empty() && count > 0) {
+        out.error = cuda_error("cuGraphGetNodes", d->cuGraphGetNodes(graph, nodes.data(), &count));
+    }
+    for (size_t i = 0; out.error.empty() && i < count; ++i) {
+        int type = -1;
+        out.error = cuda_error("cuGraphNodeGetType", d->cuGraphNodeGetType(nodes[i], &type));
+        if (type == cuda::kGraphNodeTypeKernel) out.kernels++;
+    }
+    out.total = count;
+    d->cuGraphDestroy(graph);
+    return out;
+}
+
 // Device 0's primary context current and a non-blocking stream (stream_), or the test is
 // skipped, saying why. Each family's suite derives from it and adds its run_on_device().
 class CudaFixture : public ::testing::Test {

@@ -2,7 +2,8 @@
 # dsa_kv_gather. Included by cmake/kernels.cmake (LIVEBOUND_TARGETS and _lb_gen_dir are
 # set there).
 #
-# Variants: target x bounded/full-width x seq_lens dtype x page_indices dtype. D
+# Variants: target x bounded/full-width x seq_lens dtype x page_indices dtype, plus the
+# CUDA bounded row grid (same dtypes). D
 # (index_head_dim) is compile time (head_dim=128, the only value SGLang uses; the runtime
 # rejects others); page_size, max_seq_len and every length stay runtime inputs.
 
@@ -38,8 +39,21 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                                      LARGE_BUFFERS
                                      PARAMS head_dim=128 bounded=${bounded} seq_lens.type=${seq}
                                             page_indices.type=${idx} scan_block=${scan_block} ${knobs})
-                string(APPEND _lb_k5_table "LB_K5_GATHER(${target}, ${form}, ${seq}, ${idx}, ${name})\n")
+                string(APPEND _lb_k5_table "LB_K5_GATHER(${target}, ${form}, scatter, ${seq}, ${idx}, ${name})\n")
                 string(APPEND _lb_k5_headers "#include \"${name}.h\"\n")
+                # The row grid (schedules/dsa_kv_gather/cuda.h R1-R4): the bounded CUDA form
+                # the runtime prefers. Not LARGE_BUFFERS: Halide's alignment analysis stops at
+                # the 64-bit index casts, and the 16-byte accesses need it, so this form serves
+                # buffers below 2^31 words (8 GiB of buf); the runtime sends larger ones to the
+                # scatter form above.
+                if (target STREQUAL "cuda" AND form STREQUAL "bounded")
+                    set(name lb_k5_${target}_rows_s${s}_i${i})
+                    livebound_add_kernel(${name} GENERATOR dsa_kv_gather TARGET ${target}
+                                         PARAMS head_dim=128 bounded=true row_grid=true seq_lens.type=${seq}
+                                                page_indices.type=${idx} scan_block=${scan_block} ${knobs})
+                    string(APPEND _lb_k5_table "LB_K5_GATHER(${target}, ${form}, rows, ${seq}, ${idx}, ${name})\n")
+                    string(APPEND _lb_k5_headers "#include \"${name}.h\"\n")
+                endif ()
             endforeach ()
         endforeach ()
     endforeach ()

@@ -67,6 +67,8 @@ Loaded &loaded() {
         resolve(lib, "cuGraphLaunch", d.cuGraphLaunch, missing);
         resolve(lib, "cuGraphExecDestroy", d.cuGraphExecDestroy, missing);
         resolve(lib, "cuGraphDestroy", d.cuGraphDestroy, missing);
+        resolve(lib, "cuGraphGetNodes", d.cuGraphGetNodes, missing);
+        resolve(lib, "cuGraphNodeGetType", d.cuGraphNodeGetType, missing);
         resolve(lib, "cuGetErrorString", d.cuGetErrorString, missing);
         if (!missing.empty()) {
             s->why = "libcuda.so.1 lacks " + missing;

@@ -17,6 +17,7 @@ using CUstream = void *;
 using CUevent = void *;
 using CUgraph = void *;
 using CUgraphExec = void *;
+using CUgraphNode = void *;
 using CUdeviceptr = unsigned long long;
 
 struct Driver {
@@ -52,6 +53,8 @@ struct Driver {
     CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
     CUresult (*cuGraphExecDestroy)(CUgraphExec);
     CUresult (*cuGraphDestroy)(CUgraph);
+    CUresult (*cuGraphGetNodes)(CUgraph, CUgraphNode *, size_t *);
+    CUresult (*cuGraphNodeGetType)(CUgraphNode, int *);
     CUresult (*cuGetErrorString)(CUresult, const char **);
 };
 
@@ -61,6 +64,7 @@ constexpr int kPointerAttributeDeviceOrdinal = 9;   // CU_POINTER_ATTRIBUTE_DEVI
 constexpr int kMemoryTypeHost = 1, kMemoryTypeDevice = 2, kMemoryTypeUnified = 4;
 constexpr int kStreamNonBlocking = 1;                // CU_STREAM_NON_BLOCKING
 constexpr int kStreamCaptureModeThreadLocal = 1;     // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+constexpr int kGraphNodeTypeKernel = 0;              // CU_GRAPH_NODE_TYPE_KERNEL
 constexpr int kDeviceAttributeComputeCapabilityMajor = 75;
 constexpr int kDeviceAttributeComputeCapabilityMinor = 76;
 constexpr int kDeviceAttributeMultiprocessorCount = 16;

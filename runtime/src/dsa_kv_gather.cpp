@@ -19,6 +19,15 @@ namespace {
 
 enum class Target { cpu, cuda };
 
+// scatter: the (token, request) grid of SGLang's kernel, trimmed to the live lengths (two
+// kernels on CUDA: k_out, s_out). rows: the CUDA grid over the output rows, both outputs in
+// one kernel, 16-byte accesses (schedules/dsa_kv_gather/cuda.h R1-R4); it needs 16-byte
+// aligned rows of buf and k_out, at most kRowGridMaxBatch requests (off_b of the whole batch
+// in each block's shared memory) and buffers below 2^31 words (32-bit indices).
+enum class Grid { scatter, rows };
+constexpr int64_t kRowGridMaxBatch = 8192;
+constexpr int64_t kMaxWords32 = (int64_t{1} << 31) - 1;
+
 // The one head dim the manifest builds (head_dim=128).
 constexpr int32_t kHeadDim = 128;
 
@@ -26,6 +35,7 @@ constexpr int32_t kHeadDim = 128;
 struct Variant {
     Target target;
     lb_variant form;
+    Grid grid;
     lb_dtype seq_lens_dtype, index_dtype;
     int (*run)(void **);
 };
@@ -34,7 +44,8 @@ constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
 constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64;
 
 const Variant kVariants[] = {
-#define LB_K5_GATHER(target, form, seq, idx, name) {Target::target, k_##form, k_##seq, k_##idx, name##_argv},
+#define LB_K5_GATHER(target, form, grid, seq, idx, name) \
+    {Target::target, k_##form, Grid::grid, k_##seq, k_##idx, name##_argv},
 #include "livebound/k5_variants.inc"
 #undef LB_K5_GATHER
 };
@@ -157,10 +168,23 @@ void run_get_k_and_s(const lb_dsa_kv_gather_args &a, const lb_device &device) {
     // No row to write (B = 0, or every request empty): nothing runs, nothing is launched.
     if (a.seq_len_sum == 0) return;
 
+    // Row strides in words (a one-row tensor's stride is never used: any multiple of 16
+    // bytes serves the row grid).
+    const int64_t buf_stride = a.buf.shape[0] > 1 ? a.buf.strides[0] / 4 : (page_bytes + 15) / 16 * 4;
+    const int64_t k_stride = a.k_out.shape[0] > 1 ? a.k_out.strides[0] / 4 : (a.index_head_dim + 15) / 16 * 4;
     const Target target = on_cuda ? Target::cuda : Target::cpu;
+    const bool aligned16 = reinterpret_cast<uintptr_t>(a.buf.data) % 16 == 0 &&
+                           reinterpret_cast<uintptr_t>(a.k_out.data) % 16 == 0 && buf_stride % 4 == 0 &&
+                           k_stride % 4 == 0;
+    const Grid grid = target == Target::cuda && a.variant == LB_BOUNDED && aligned16 && bs <= kRowGridMaxBatch &&
+                              a.buf.shape[0] * buf_stride <= kMaxWords32 && a.seq_len_sum * k_stride <= kMaxWords32 &&
+                              a.seq_len_sum * a.s_out.strides[0] / 4 <= kMaxWords32 &&
+                              bs * a.page_indices.strides[0] <= kMaxWords32
+                          ? Grid::rows
+                          : Grid::scatter;
     const Variant *v = nullptr;
     for (const auto &c : kVariants) {
-        if (c.target == target && c.form == a.variant && c.seq_lens_dtype == a.seq_lens.dtype &&
+        if (c.target == target && c.form == a.variant && c.grid == grid && c.seq_lens_dtype == a.seq_lens.dtype &&
             c.index_dtype == a.page_indices.dtype) {
             v = &c;
         }
@@ -172,11 +196,9 @@ void run_get_k_and_s(const lb_dsa_kv_gather_args &a, const lb_device &device) {
     const int32_t rows = static_cast<int32_t>(a.seq_len_sum);
     halide_dimension_t buf_dims[2] = {
         halide_dimension_t(0, static_cast<int32_t>(page_bytes / 4), 1),
-        halide_dimension_t(0, static_cast<int32_t>(a.buf.shape[0]),
-                           static_cast<int32_t>(a.buf.shape[0] > 1 ? a.buf.strides[0] / 4 : page_bytes / 4))};
-    halide_dimension_t k_dims[2] = {
-        halide_dimension_t(0, a.index_head_dim / 4, 1),
-        halide_dimension_t(0, rows, static_cast<int32_t>(a.k_out.shape[0] > 1 ? a.k_out.strides[0] / 4 : a.index_head_dim / 4))};
+        halide_dimension_t(0, static_cast<int32_t>(a.buf.shape[0]), static_cast<int32_t>(buf_stride))};
+    halide_dimension_t k_dims[2] = {halide_dimension_t(0, a.index_head_dim / 4, 1),
+                                    halide_dimension_t(0, rows, static_cast<int32_t>(k_stride))};
     halide_dimension_t s_dims[1] = {
         halide_dimension_t(0, rows, static_cast<int32_t>(a.s_out.shape[0] > 1 ? a.s_out.strides[0] / 4 : 1))};
     halide_buffer_t *buf = call.wrap(a.buf, "buf", word, 2, buf_dims);
@@ -184,10 +206,20 @@ void run_get_k_and_s(const lb_dsa_kv_gather_args &a, const lb_device &device) {
         call.wrap_2d(a.page_indices, "page_indices", bs, a.page_indices.shape[1]);
     halide_buffer_t *seq_lens = call.wrap_1d(a.seq_lens, "seq_lens", bs);
     halide_buffer_t *k_out = call.wrap(a.k_out, "k_out", word, 2, k_dims);
-    halide_buffer_t *s_out = call.wrap(a.s_out, "s_out", word, 1, s_dims);
+    // The row grid takes s_out as (word, row): one word per row (the generator's layout).
+    halide_dimension_t s_rows_dims[2] = {halide_dimension_t(0, 1, 1), s_dims[0]};
+    halide_buffer_t *s_out = v->grid == Grid::rows ? call.wrap(a.s_out, "s_out", word, 2, s_rows_dims)
+                                                   : call.wrap(a.s_out, "s_out", word, 1, s_dims);
     int32_t max_seq_len = static_cast<int32_t>(a.max_seq_len);
     int32_t page_size = a.page_size;
-    call.run(v->run, {call.user_context(), buf, page_indices, seq_lens, &max_seq_len, &page_size, k_out, s_out});
+    if (v->grid == Grid::rows) {
+        int32_t buf_row_stride_16b = static_cast<int32_t>(buf_stride / 4);
+        int32_t k_out_row_stride_16b = static_cast<int32_t>(k_stride / 4);
+        call.run(v->run, {call.user_context(), buf, page_indices, seq_lens, &max_seq_len, &page_size,
+                          &buf_row_stride_16b, &k_out_row_stride_16b, k_out, s_out});
+    } else {
+        call.run(v->run, {call.user_context(), buf, page_indices, seq_lens, &max_seq_len, &page_size, k_out, s_out});
+    }
 }
 
 }  // namespace

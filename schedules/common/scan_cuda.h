@@ -2,6 +2,8 @@
 // schedule that computes one (K1, K2/K3, ...).
 #pragma once
 
+#include <string>
+
 #include "Halide.h"
 #include "common/scan.h"
 
@@ -18,9 +20,9 @@ struct ScanStaging {
     bool totals = false;
 };
 
-// `block_owner`/`block_level`: the GPU block loop where all block totals (and staged terms)
-// are computed into shared memory, one per thread on `threads` threads. `entry_owner`/
-// `entry_level`: the thread loop of one scanned entry; `dim` is the scan's dimension.
+// `block`: the GPU block loop where all block totals (and staged terms) are computed into
+// shared memory, one per thread on `threads` threads. `entry`: the thread loop of one
+// scanned entry; `dim` is the scan's dimension.
 //   - Block totals: fixed 32-term sums, unrolled so that their loads issue together
 //     (K1 scan alone at bs = 64 on the H200: 3.46 us rolled, 2.45 us unrolled + masked head).
 //   - The per-entry partial sums live in the entry's thread, in registers: left to Halide,
@@ -28,34 +30,49 @@ struct ScanStaging {
 //     allocation may happen inside a call.
 // `all_totals`: every block computes all block totals (a block-uniform shared-memory size; a
 // size that depends on the block makes the host take its maximum over the grid on every call).
-inline void place_blocked_scan(scan::Blocked &scan, const Halide::Func &block_owner, const Halide::Var &block_level,
-                               const Halide::Func &entry_owner, const Halide::Var &entry_level,
+inline void place_blocked_scan(scan::Blocked &scan, const Halide::LoopLevel &block, const Halide::LoopLevel &entry,
                                const Halide::Var &dim, int threads, ScanStaging staging = {},
-                               bool all_totals = false) {
+                               bool all_totals = false, int threads_x = 0) {
     using namespace Halide;
     if (!scan.block_total.defined()) return;
+    // `threads` threads, laid out 1-D, or 2-D as (threads_x, threads / threads_x) for a kernel
+    // whose other stages have 2-D blocks (a fused kernel's block is the per-dimension
+    // maximum over its stages).
+    auto on_threads = [&](auto &&stage, const Var &v, const char *outer, const char *inner) {
+        Var vo{outer}, vi{inner}, vy{std::string(inner) + "y"}, vx{std::string(inner) + "x"};
+        stage.split(v, vo, vi, threads, TailStrategy::GuardWithIf);
+        if (threads_x > 0) {
+            stage.split(vi, vy, vx, threads_x, TailStrategy::GuardWithIf).gpu_threads(vx, vy);
+        } else {
+            stage.gpu_threads(vi);
+        }
+    };
     if (all_totals) scan.block_total.bound(scan.block_total.args()[0], 0, scan.earlier.x.extent());
     if (staging.heads || staging.totals) {
         Func staged = staging.heads && staging.totals ? scan.terms.in({scan.block_total, scan.block_head})
                       : staging.heads                 ? scan.terms.in(scan.block_head)
                                                       : scan.terms.in(scan.block_total);
-        Var v = staged.args()[0], vo{"vo"}, vi{"vi"};
-        staged.compute_at(block_owner, block_level)
-            .store_in(MemoryType::GPUShared)
-            .split(v, vo, vi, threads, TailStrategy::GuardWithIf)
-            .gpu_threads(vi);
+        staged.compute_at(block).store_in(MemoryType::GPUShared);
+        on_threads(staged, staged.args()[0], "vo", "vi");
     }
-    Var k = scan.block_total.args()[0], ko{"ko"}, ki{"ki"};
-    scan.block_total.compute_at(block_owner, block_level)
-        .split(k, ko, ki, threads, TailStrategy::GuardWithIf)
-        .gpu_threads(ki);
-    scan.block_total.update()
-        .split(k, ko, ki, threads, TailStrategy::GuardWithIf)
-        .gpu_threads(ki)
-        .unroll(scan.in_block.x);
-    scan.before_block.compute_at(entry_owner, entry_level).bound_storage(dim, 1).store_in(MemoryType::Register);
-    scan.block_head.compute_at(entry_owner, entry_level).bound_storage(dim, 1).store_in(MemoryType::Register);
+    Var k = scan.block_total.args()[0];
+    scan.block_total.compute_at(block);
+    on_threads(scan.block_total, k, "ko", "ki");
+    Stage totals = scan.block_total.update();
+    on_threads(totals, k, "ko", "ki");
+    totals.unroll(scan.in_block.x);
+    scan.before_block.compute_at(entry).bound_storage(dim, 1).store_in(MemoryType::Register);
+    scan.block_head.compute_at(entry).bound_storage(dim, 1).store_in(MemoryType::Register);
     scan.block_head.update().unroll(scan.head.x);
+}
+
+// The same with the two levels named by (Func, Var) pairs.
+inline void place_blocked_scan(scan::Blocked &scan, const Halide::Func &block_owner, const Halide::Var &block_level,
+                               const Halide::Func &entry_owner, const Halide::Var &entry_level,
+                               const Halide::Var &dim, int threads, ScanStaging staging = {},
+                               bool all_totals = false) {
+    place_blocked_scan(scan, Halide::LoopLevel(block_owner, block_level), Halide::LoopLevel(entry_owner, entry_level),
+                       dim, threads, staging, all_totals);
 }
 
 }  // namespace livebound::schedules

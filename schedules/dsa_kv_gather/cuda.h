@@ -39,6 +39,7 @@
 //    (tests/dsa_kv_gather/k5_cuda_device_only.check).
 #pragma once
 
+#include "common/scan_cuda.h"
 #include "stages.h"
 
 namespace livebound::dsa_kv_gather {
@@ -99,6 +100,112 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
         place_offsets(s.scale, tile, s.b);
         if (!s.bounded) s.scale.live_mask.compute_at(s.scale.out, c).store_in(MemoryType::Register);
     }
+}
+
+// The row grid (generator `row_grid`, the bounded variant the runtime prefers). Decisions,
+// measured on the H200 (graph replay, µs per call; bench/bench_dsa_kv_gather, table-E
+// shapes; every knob sweep in autotune/records/k5.jsonl):
+//
+// R1. The grid is the output rows, seq_len_sum of them, in blocks of (block_threads /
+//     row_lanes) x rows_per_thread = 64 rows: no block for a dead (t, b) position. The
+//     scatter form's B x max_seq_len grid ran its scan preamble in every dead tile: 53.9 µs
+//     at B = 32 / 32k tokens / max_seq_len 16k, now 5.2.
+// R2. One kernel: s_out is (word, row) with one word, split like k_out and fused into
+//     k_out's thread iteration (compute_with at the thread loop): its loads issue with the
+//     keys', no barrier between the outputs. Two kernels cost a second graph node.
+// R3. 16-byte accesses: a key row is 8 groups of 4 words, one group per thread, 8 threads
+//     per row (a warp moves 4 whole rows); the generator makes the rows' strides multiples
+//     of 16 bytes, so Halide proves the alignment and the PTX has ld/st .v2.b64. (Vectors
+//     wider than 4 words are split into 8-byte pieces: hence the 4-word inner split.)
+// R4. Each block computes all of off_b in shared memory (the blocked scan on the block's
+//     threads, its terms staged in shared memory: Knobs), then each row's request by a
+//     binary search over it (ceil(log2 B) shared-memory reads per row), in a register.
+//     4 bytes per request: the runtime sends this form batches up to 8192.
+// R5. Loads before stores: a thread's rows get their requests, page ids and slots (one
+//     division per row), then all their key and scale loads, into registers (one
+//     unconditional box: every index in it is clamped), then the stores under each row's
+//     guard. Stored row by row, each store waited for its own load before the next row's
+//     loads issued (the GPU issues in order): 5.82 -> 5.05 µs at bs 8; sharing the
+//     division between key and scale (4 divisions per thread instead of 16) and staging
+//     the scan's terms (113 -> 32 registers) then 4.59; 2 rows per thread 4.15.
+inline void schedule_cuda_rows(RowGrid &g, const Knobs &k) {
+    using namespace Halide;
+    const int threads = k.block_threads, lanes = k.row_lanes, row_threads = threads / lanes;
+    const int lane_words = 32 / lanes;  // key words per thread and row (D = 128)
+    const int block_rows = row_threads * k.rows_per_thread;
+    Var b = g.off.args()[0];
+    RVar r = g.row.x;
+    RVar rb{"rb"}, rt{"rt"}, ru{"ru"}, ry{"ry"};
+    Var wo{"wo"}, wl{"wl"}, wv{"wv"}, w4{"w4"}, vwo{"vwo"}, vw4{"vw4"}, bo{"bo"}, bi{"bi"}, by{"by"}, bx{"bx"};
+
+    // The pure (undef) definitions: device loops that Halide deletes (decision 5).
+    g.k_out.gpu_single_thread();
+    g.s_out.gpu_single_thread();
+
+    // k_out: row = (rb * 32 + ry) * rows_per_thread + ru, words wo * 4 + wl; threads (wo, ry)
+    // = (8, 32): thread x moves 16 bytes of a row, a warp 4 whole rows. A thread's rows are
+    // consecutive so that their values are one box (R5).
+    Stage keys = g.k_out.update();
+    keys.allow_race_conditions()  // row r is written once; Halide cannot see it through the search
+        .split(g.w, wo, wl, lane_words)
+        .split(wl, wv, w4, 4)  // 16-byte vectors: wider ones are split into 8-byte pieces
+        .split(r, rb, rt, block_rows, TailStrategy::GuardWithIf)
+        .split(rt, ry, ru, k.rows_per_thread, TailStrategy::GuardWithIf)
+        .reorder(w4, wv, ru, wo, ry, rb)
+        .gpu_blocks(rb)
+        .gpu_threads(wo, ry)
+        .unroll(ru)
+        .unroll(wv)
+        .vectorize(w4);
+    // s_out (word, row), one word per row: the same loops, its word on thread x = 0, fused
+    // into k_out's thread iteration (R2: no barrier between the two outputs).
+    Stage scales = g.s_out.update();
+    scales.allow_race_conditions()
+        .split(g.w, wo, wl, 1)
+        .split(r, rb, rt, block_rows, TailStrategy::GuardWithIf)
+        .split(rt, ry, ru, k.rows_per_thread, TailStrategy::GuardWithIf)
+        .reorder(wl, ru, wo, ry, rb)
+        .gpu_blocks(rb)
+        .gpu_threads(wo, ry)
+        .unroll(ru);
+    scales.compute_with(keys, wo);
+
+    // A thread's rows: requests, then every key and scale load, before the first store (R5).
+    Var vw = g.key_value.args()[0], vi = g.key_value.args()[1], si = g.scale_value.args()[0],
+        qi = g.request.args()[0];
+    g.request.compute_at(g.k_out, wo)
+        .store_in(MemoryType::Register)
+        .bound_extent(qi, k.rows_per_thread)
+        .unroll(qi);
+    g.request.update().unroll(qi);
+    for (Func f : {g.page, g.slot}) {
+        Var v = f.args()[0];
+        f.compute_at(g.k_out, wo).store_in(MemoryType::Register).bound_extent(v, k.rows_per_thread).unroll(v);
+    }
+    g.key_value.compute_at(g.k_out, wo)
+        .store_in(MemoryType::Register)
+        .bound_extent(vw, lane_words)  // a whole box also in the tail block: every read is clamped
+        .bound_extent(vi, k.rows_per_thread)
+        .split(vw, vwo, vw4, 4)
+        .vectorize(vw4)
+        .unroll(vwo)
+        .unroll(vi);
+    g.scale_value.compute_at(g.k_out, wo)
+        .store_in(MemoryType::Register)
+        .bound_extent(si, k.rows_per_thread)
+        .unroll(si);
+
+    // off_b for the whole batch (entries [0, B], B the sum), per block, in shared memory
+    // (R4), on the same (8, 32) threads. The explicit bound makes the shared size one
+    // number; inferred, the host computed it by a loop over the grid on every call.
+    g.off.compute_at(g.k_out, rb)
+        .store_in(MemoryType::GPUShared)
+        .bound(b, 0, g.batch + 1)
+        .split(b, bo, bi, threads, TailStrategy::GuardWithIf)
+        .split(bi, by, bx, lanes, TailStrategy::GuardWithIf)
+        .gpu_threads(bx, by);
+    schedules::place_blocked_scan(g.scan, LoopLevel(g.k_out, rb), LoopLevel(g.off, bx), b, threads,
+                                  {k.stage_scan_heads, k.stage_scan_totals}, false, lanes);
 }
 
 }  // namespace livebound::dsa_kv_gather

@@ -148,6 +148,20 @@ inline std::vector<KvGatherCase> kv_gather_cases() {
         add(c);
     }
     {
+        // Padded rows that stay 16-byte multiples (the CUDA row grid serves it; the
+        // padding of strided_everything sends that case to the scatter form).
+        KvGatherCase c;
+        c.name = "strided_aligned16";
+        c.seq_lens = {65, 0, 300, 1, 64};
+        c.page_indices_row_padding = 3;
+        c.seq_lens_stride = 2;
+        c.buf_row_padding = 48;
+        c.k_out_row_padding = 16;
+        c.s_out_row_padding = 4;
+        c.k_out_extra_rows = 5;
+        add(c);
+    }
+    {
         // B past one 32-entry scan block (the blocked prefix sum of the CUDA variants).
         KvGatherCase c;
         c.name = "batch_100";

@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <tuple>
@@ -352,6 +353,49 @@ TEST_F(CudaKvGatherBrokenContract, OutOfRangePagesAndLengthsStayInsideTheOutputs
         EXPECT_TRUE(log.result());
     }
 }
+
+// ---- kernel launches per call ----
+// One call captured into a CUDA graph: the bounded calls whose buf and k_out rows are
+// 16-byte multiples run the row grid, one kernel for both outputs; other bounded calls
+// (here buf rows of 8484 bytes) run the scatter form, and the full-width twin is the
+// scatter form too: two kernels (k_out, s_out). No other node (memset, memcpy) ever.
+
+struct LaunchCase {
+    const char *case_name;
+    lb_variant variant;
+    size_t kernels;
+};
+void PrintTo(const LaunchCase &c, std::ostream *os) {
+    *os << c.case_name << " " << variant_tag(c.variant) << " (" << c.kernels << " kernels)";
+}
+class CudaKvGatherLaunches : public CudaParamTest<LaunchCase> {};
+
+TEST_P(CudaKvGatherLaunches, KernelNodesPerCall) {
+    const LaunchCase &c = GetParam();
+    KvGatherProblem problem = make_problem(kv_gather_cases_named({c.case_name}).at(0), LB_INT64, LB_INT32);
+    const std::string context = problem.describe(c.variant, "cuda:0 captured");
+    DeviceProblem dev;
+    ASSERT_EQ(dev.mirror(problem), "");
+    const lb_dsa_kv_gather_args args = dev.args(problem, c.variant);
+    const lb_device device = livebound::cuda_device(0, stream_);
+    ASSERT_EQ(lb_get_k_and_s(&args, device), LB_OK) << lb_last_error();  // warm-up (PTX JIT)
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    const CapturedNodes nodes = capture_nodes(stream_, [&] { return lb_get_k_and_s(&args, device); });
+    ASSERT_EQ(nodes.error, "") << context;
+    EXPECT_EQ(nodes.kernels, c.kernels) << context;
+    EXPECT_EQ(nodes.total, nodes.kernels) << context << ": a node that is not a kernel";
+}
+
+INSTANTIATE_TEST_SUITE_P(Calls, CudaKvGatherLaunches,
+                         ::testing::Values(LaunchCase{"prefill_B8_ragged_ps64", LB_BOUNDED, 1},
+                                           LaunchCase{"strided_aligned16", LB_BOUNDED, 1},
+                                           LaunchCase{"batch_257_ps16", LB_BOUNDED, 1},
+                                           LaunchCase{"strided_everything", LB_BOUNDED, 2},
+                                           LaunchCase{"page_size_3", LB_BOUNDED, 2},
+                                           LaunchCase{"prefill_B8_ragged_ps64", LB_FULL_WIDTH, 2}),
+                         [](const ::testing::TestParamInfo<LaunchCase> &info) {
+                             return std::string(info.param.case_name) + "_" + variant_tag(info.param.variant);
+                         });
 
 // ---- a host pointer where device memory is required ----
 
