@@ -149,6 +149,25 @@ struct CapturedNodes {
     std::string error;  // empty when the capture worked and the call returned LB_OK
 };
 
+// Counts the nodes of `graph` (kernels and all).
+inline CapturedNodes count_graph_nodes(cuda::CUgraph graph) {
+    const cuda::Driver *d = cuda::driver();
+    CapturedNodes out;
+    size_t count = 0;
+    out.error = cuda_error("cuGraphGetNodes", d->cuGraphGetNodes(graph, nullptr, &count));
+    std::vector<cuda::CUgraphNode> nodes(count);
+    if (out.error.empty() && count > 0) {
+        out.error = cuda_error("cuGraphGetNodes", d->cuGraphGetNodes(graph, nodes.data(), &count));
+    }
+    for (size_t i = 0; out.error.empty() && i < count; ++i) {
+        int type = -1;
+        out.error = cuda_error("cuGraphNodeGetType", d->cuGraphNodeGetType(nodes[i], &type));
+        if (type == cuda::kGraphNodeTypeKernel) out.kernels++;
+    }
+    out.total = count;
+    return out;
+}
+
 // Captures `call` (returning an lb_status) on `stream` into a graph and counts its nodes.
 // Warm the call up outside the capture first: the first call JIT-compiles its PTX.
 template <class Call>
@@ -162,23 +181,8 @@ CapturedNodes capture_nodes(cuda::CUstream stream, Call &&call) {
     cuda::CUgraph graph = nullptr;
     out.error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream, &graph));
     if (out.error.empty()) out.error = message;
-    if (!out.error.empty()) {
-        if (graph != nullptr) d->cuGraphDestroy(graph);
-        return out;
-    }
-    size_t count = 0;
-    out.error = cuda_error("cuGraphGetNodes", d->cuGraphGetNodes(graph, nullptr, &count));
-    std::vector<cuda::CUgraphNode> nodes(count);
-    if (out.error.empty() && count > 0) {
-        out.error = cuda_error("cuGraphGetNodes", d->cuGraphGetNodes(graph, nodes.data(), &count));
-    }
-    for (size_t i = 0; out.error.empty() && i < count; ++i) {
-        int type = -1;
-        out.error = cuda_error("cuGraphNodeGetType", d->cuGraphNodeGetType(nodes[i], &type));
-        if (type == cuda::kGraphNodeTypeKernel) out.kernels++;
-    }
-    out.total = count;
-    d->cuGraphDestroy(graph);
+    if (out.error.empty()) out = count_graph_nodes(graph);
+    if (graph != nullptr) d->cuGraphDestroy(graph);
     return out;
 }
 

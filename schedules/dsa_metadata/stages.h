@@ -12,8 +12,11 @@ namespace livebound::dsa_metadata {
 // may override them per variant through GeneratorParams of the same names.
 struct Knobs {
     // col_groups x col_threads: K1's measured best at bs = 64 (autotune/records/k1.jsonl,
-    // round 3: 16 x 256). K2's bench shape (bs <= 64, <= 1024 live columns per row, the
-    // real table 64x narrower) is K1's regime; not re-tuned for K2/K3 yet.
+    // round 3: 16 x 256). K3's CUDA variants take col_groups=4 (cmake/families/
+    // dsa_metadata.cmake): its skip cases at bs 64 took 16.3 µs with 16, 10.1 with 4 on the
+    // H200 (bs 1 / 8 equal). K2 keeps 16: 4 won its skip bs 64 case (7.48 -> 6.61) but lost
+    // half_live (4.90 -> 5.82) and noskip (8.49 -> 9.47) (autotune/records/dsa_metadata.jsonl,
+    // 2026-12-02).
     int col_threads = 256;   // CUDA: threads per block along the table columns
     int col_groups = 16;     // CUDA: blocks per table row, column chunks interleaved
     int scan_threads = 256;  // CUDA: threads per block of the lengths / prefix-sum kernel

@@ -20,6 +20,8 @@
 namespace livebound::dsa_testing {
 namespace {
 
+using livebound::testing::CapturedNodes;
+using livebound::testing::count_graph_nodes;
 using livebound::testing::cuda_error;
 using livebound::testing::CudaFixture;
 
@@ -113,6 +115,14 @@ TEST_P(CudaDsaMetadataGraph, ReplaysFollowUpdatedSeqLens) {
     const std::string end_error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream_, &graph));
     ASSERT_EQ(captured, LB_OK) << "call during capture: " << captured_message;
     ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
+    {
+        // Kernel launches per call: the lengths / prefix-sums kernel and the table gather
+        // (one launch is not done yet: docs/plans/one-launch-per-call.md). Nothing else.
+        const CapturedNodes nodes = count_graph_nodes(graph);
+        EXPECT_EQ(nodes.error, "");
+        EXPECT_EQ(nodes.kernels, 2u);
+        EXPECT_EQ(nodes.total, nodes.kernels) << "a node that is not a kernel";
+    }
     cuda::CUgraphExec exec = nullptr;
     const std::string inst = cuda_error("cuGraphInstantiateWithFlags", d->cuGraphInstantiateWithFlags(&exec, graph, 0));
     if (!inst.empty()) d->cuGraphDestroy(graph);

@@ -724,6 +724,13 @@ TEST_F(CudaExtendGraph, ReplayEqualsDirectCallAlsoAfterNewInputs) {
     const std::string end_error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream_, &graph));
     ASSERT_EQ(captured_status, LB_OK) << "call during capture: " << captured_message;
     ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
+    {
+        // One kernel per call, nothing else (no memset of the LSE, no copy).
+        const CapturedNodes nodes = count_graph_nodes(graph);
+        EXPECT_EQ(nodes.error, "");
+        EXPECT_EQ(nodes.kernels, 1u);
+        EXPECT_EQ(nodes.total, 1u) << "a node that is not a kernel";
+    }
     cuda::CUgraphExec exec = nullptr;
     const std::string instantiate_error =
         cuda_error("cuGraphInstantiateWithFlags", d->cuGraphInstantiateWithFlags(&exec, graph, 0));

@@ -158,6 +158,15 @@ TEST_P(CudaTransformIndexGraph, ReplaysFollowUpdatedCuSeqlensQ) {
     const std::string end_error = cuda_error("cuStreamEndCapture", d->cuStreamEndCapture(stream_, &graph));
     ASSERT_EQ(captured_status, LB_OK) << "call during capture: " << captured_message;
     ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
+    {
+        // Kernel launches per call: the -1 fill of rows >= num_tokens and the gather (two
+        // stages of one Func, one kernel each); the fill alone when num_tokens == 0.
+        // Nothing but kernels.
+        const CapturedNodes nodes = count_graph_nodes(graph);
+        EXPECT_EQ(nodes.error, "");
+        EXPECT_EQ(nodes.kernels, problem.n > 0 ? 2u : 1u);
+        EXPECT_EQ(nodes.total, nodes.kernels) << "a node that is not a kernel";
+    }
     cuda::CUgraphExec exec = nullptr;
     const std::string instantiate_error = cuda_error("cuGraphInstantiateWithFlags", d->cuGraphInstantiateWithFlags(&exec, graph, 0));
     if (!instantiate_error.empty()) d->cuGraphDestroy(graph);
