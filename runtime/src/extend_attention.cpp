@@ -429,9 +429,9 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     const Variant *v = &pick_variant(
         kVariants, "K7", "q_extend", on_cuda, a.variant, dt, cache_dt, Lq, Lv, with_lse || !on_cuda,
         on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
-        on_cuda ? "CUDA builds: head dims that are multiples of 8, 16-bit or fp8 caches: bounded bf16 up to 256 and "
-                  "fp16 up to 128, with or without lse, full-width bf16 up to 128 with lse; 16-bit caches also "
-                  "full-width bf16 up to 128 without lse and 256 without lse"
+        on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head dims up to 32 and "
+                  "multiples of 8 up to 256, with or without lse; full-width bf16 up to 128 with lse; 16-bit "
+                  "caches also full-width bf16 up to 128 without lse and 256 without lse"
                 : "CPU builds: bf16/fp16 with a 16-bit or fp8 cache, any head dims up to 32, multiples of 8 up to "
                   "256 (Lq, Lv independent up to 192/128) and up to 576/512");
     // Index values are checked where the host can read them; on CUDA the kernel clamps every
@@ -575,8 +575,8 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     }
     check_on_device(used, device);
     const Variant *v = &pick_variant(kUnifiedVariants, "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
-                                     on_cuda ? "CUDA builds: head dims that are multiples of 8, 16-bit or fp8 caches: "
-                                               "bounded bf16 up to 128 and fp16 up to 128, full-width bf16 up to 128"
+                                     on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head "
+                                               "dims up to 32 and multiples of 8 up to 256; full-width bf16 up to 128"
                                              : "CPU builds: bf16/fp16 with a 16-bit or fp8 cache, any head dims up to "
                                                "32, multiples of 8 up to 256 (Lq, Lv independent up to 192/128) and "
                                                "up to 576/512");

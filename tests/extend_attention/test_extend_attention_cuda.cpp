@@ -10,11 +10,10 @@
 //       cases and longer fp8-cache cases, bounded, with and without lse_extend where that
 //       variant is built: o and lse within the CPU suite's fp64-reference tolerance, and
 //       rows outside [qo_indptr[0], qo_indptr[B]) (lead and tail rows added to every case)
-//       still hold their poison. Forms not built for CUDA (the MLA case 576/512, head dim
-//       13, fp16 256/256, ...) must be refused with
-//       LB_ERROR_UNSUPPORTED naming 'q_extend', writing nothing; CudaExtendUnsupported
-//       does the same for the other forms the build lacks (fp16 256/256, full-width
-//       fp16 / 64/64 / 256/256 with lse, fp8-cache forms).
+//       still hold their poison. Forms not built for CUDA (the MLA case 576/512, ...)
+//       must be refused with LB_ERROR_UNSUPPORTED naming 'q_extend', writing nothing;
+//       CudaExtendUnsupported does the same for the other forms the build lacks
+//       (full-width fp16 / 64/64 / 256/256 with lse, fp8-cache twins).
 //   (b) CudaExtendTwin: bounded == full-width bit for bit (o, lse and the poisoned rows) for
 //       the bf16 128/128 cases whose full-width form is built (16-bit caches with and
 //       without lse, fp8 caches with lse), and a 256/256 case without lse.
@@ -382,15 +381,15 @@ constexpr int64_t kLeadRows = 3, kTailRows = 5;
 // The CUDA SIMT variants of cmake/families/extend_attention.cmake, written out here (an
 // oracle independent of the build's generated list; every one takes int32 or int64 index
 // tensors):
-//   16-bit caches: bounded bf16 64/64, 128/128, 256/256 and fp16 64/64, 128/128, each with
-//   and without the LSE output; full-width bf16 128/128 (with and without the LSE) and
-//   bf16 256/256 (without);
+//   16-bit caches: bounded bf16 and fp16 32/32 (scalar: any dims), 64/64, 128/128, 256/256,
+//   each with and without the LSE output; full-width bf16 128/128 (with and without the
+//   LSE) and bf16 256/256 (without);
 //   fp8 (e4m3fn) caches: the same forms but the full-width 256/256 and the full-width
 //   128/128 without the LSE.
-// Nothing else (576/512, fp16 256/256, ...) is built for CUDA: the runtime refuses it
+// Nothing else (576/512, ...) is built for CUDA: the runtime refuses it
 // (LB_ERROR_UNSUPPORTED). A variant serves the case when its head-dim bucket does: Lq, Lv up
-// to the bucket's, multiples of 8 (the runtime's rule, Variant::serves). The tensor-core
-// variants (tensor_core_built) serve a subset of these facts.
+// to the bucket's, multiples of its vector width (8; 1 for the 32/32 bucket: the runtime's
+// rule, Variant::serves). The tensor-core variants (tensor_core_built) serve a subset.
 bool cuda_variant_built(const ExtendCase &c, lb_variant variant, bool with_lse) {
     struct Built {
         lb_variant form;
@@ -399,32 +398,38 @@ bool cuda_variant_built(const ExtendCase &c, lb_variant variant, bool with_lse) 
         bool lse;
     };
     static const Built built[] = {
-        // 16-bit caches
-        {LB_BOUNDED, true, false, 64, 64, true},     {LB_BOUNDED, true, false, 64, 64, false},
-        {LB_BOUNDED, true, false, 128, 128, true},   {LB_BOUNDED, true, false, 128, 128, false},
-        {LB_BOUNDED, true, false, 256, 256, true},   {LB_BOUNDED, true, false, 256, 256, false},
-        {LB_BOUNDED, false, false, 64, 64, true},    {LB_BOUNDED, false, false, 64, 64, false},
-        {LB_BOUNDED, false, false, 128, 128, true},  {LB_BOUNDED, false, false, 128, 128, false},
+        // bounded, both dtypes, both caches, with and without the LSE (vector 1 at 32/32)
+        {LB_BOUNDED, true, false, 32, 32, true},   {LB_BOUNDED, true, false, 32, 32, false},
+        {LB_BOUNDED, false, false, 32, 32, true},  {LB_BOUNDED, false, false, 32, 32, false},
+        {LB_BOUNDED, true, true, 32, 32, true},    {LB_BOUNDED, true, true, 32, 32, false},
+        {LB_BOUNDED, false, true, 32, 32, true},   {LB_BOUNDED, false, true, 32, 32, false},
+        {LB_BOUNDED, true, false, 64, 64, true},   {LB_BOUNDED, true, false, 64, 64, false},
+        {LB_BOUNDED, false, false, 64, 64, true},  {LB_BOUNDED, false, false, 64, 64, false},
+        {LB_BOUNDED, true, true, 64, 64, true},    {LB_BOUNDED, true, true, 64, 64, false},
+        {LB_BOUNDED, false, true, 64, 64, true},   {LB_BOUNDED, false, true, 64, 64, false},
+        {LB_BOUNDED, true, false, 128, 128, true}, {LB_BOUNDED, true, false, 128, 128, false},
+        {LB_BOUNDED, false, false, 128, 128, true}, {LB_BOUNDED, false, false, 128, 128, false},
+        {LB_BOUNDED, true, true, 128, 128, true},  {LB_BOUNDED, true, true, 128, 128, false},
+        {LB_BOUNDED, false, true, 128, 128, true}, {LB_BOUNDED, false, true, 128, 128, false},
+        {LB_BOUNDED, true, false, 256, 256, true}, {LB_BOUNDED, true, false, 256, 256, false},
+        {LB_BOUNDED, false, false, 256, 256, true}, {LB_BOUNDED, false, false, 256, 256, false},
+        {LB_BOUNDED, true, true, 256, 256, true},  {LB_BOUNDED, true, true, 256, 256, false},
+        {LB_BOUNDED, false, true, 256, 256, true}, {LB_BOUNDED, false, true, 256, 256, false},
+        // full-width twins
         {LB_FULL_WIDTH, true, false, 128, 128, true}, {LB_FULL_WIDTH, true, false, 128, 128, false},
-        {LB_FULL_WIDTH, true, false, 256, 256, false},
-        // fp8 caches
-        {LB_BOUNDED, true, true, 64, 64, true},      {LB_BOUNDED, true, true, 64, 64, false},
-        {LB_BOUNDED, true, true, 128, 128, true},    {LB_BOUNDED, true, true, 128, 128, false},
-        {LB_BOUNDED, true, true, 256, 256, true},    {LB_BOUNDED, true, true, 256, 256, false},
-        {LB_BOUNDED, false, true, 64, 64, true},     {LB_BOUNDED, false, true, 64, 64, false},
-        {LB_BOUNDED, false, true, 128, 128, true},   {LB_BOUNDED, false, true, 128, 128, false},
-        {LB_FULL_WIDTH, true, true, 128, 128, true},
+        {LB_FULL_WIDTH, true, false, 256, 256, false}, {LB_FULL_WIDTH, true, true, 128, 128, true},
     };
     for (const Built &b : built) {
+        const int64_t vector = b.dqk == 32 ? 1 : 8;
         if (b.form == variant && b.bf16 == c.bf16 && b.fp8_cache == c.fp8_cache && b.lse == with_lse && c.Lq <= b.dqk &&
-            c.Lv <= b.dv && c.Lq % 8 == 0 && c.Lv % 8 == 0) {
+            c.Lv <= b.dv && c.Lq % vector == 0 && c.Lv % vector == 0) {
             return true;
         }
     }
     return false;
 }
 
-// Head dims 256/256 (the spec's §A shape scaled down), bf16 (CUDA has bf16 256/256 only).
+// Head dims 256/256 (the spec's §A shape scaled down): bf16, fp16, fp8 caches.
 std::vector<ExtendCase> d256_cases() {
     std::vector<ExtendCase> cs;
     ExtendCase w{"cuda_bf16_d256_window", 131, true, 16, 8, 256, 256, {200, 3, 70}, {0, 90, 40}};
@@ -433,6 +438,14 @@ std::vector<ExtendCase> d256_cases() {
     ExtendCase s{"cuda_bf16_d256_causal_sinks", 132, true, 8, 2, 256, 256, {65, 130, 1}, {10, 0, 33}};
     s.sinks = true;
     cs.push_back(s);
+    ExtendCase f{"cuda_fp16_d256_noncausal_window", 133, false, 8, 2, 256, 256, {70, 1, 40}, {30, 60, 0}};
+    f.causal = false;
+    f.window = 50;
+    cs.push_back(f);
+    ExtendCase e{"cuda_fp8_fp16_d192_sinks", 134, false, 8, 2, 192, 192, {40, 9}, {20, 50}};
+    e.fp8_cache = true;
+    e.sinks = true;
+    cs.push_back(e);
     return cs;
 }
 
@@ -494,7 +507,7 @@ std::vector<ExtendCase> accuracy_cases() {
 class CudaExtendAccuracy : public CudaExtendBase, public ::testing::WithParamInterface<ExtendCase> {};
 
 // Built shapes: o (and lse where the variant has it) within the fp64 tolerance, poison kept.
-// Forms not built for CUDA (the MLA case 576/512, head dim 13, ...) must be refused by name,
+// Forms not built for CUDA (the MLA case 576/512, ...) must be refused by name,
 // writing nothing.
 TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
     const ExtendCase &c = GetParam();
@@ -525,10 +538,10 @@ TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
     }
 }
 
-// Shapes and forms the CUDA build does not have, beyond the accuracy cases: fp16 256/256,
-// full-width fp16, full-width 256/256 with the LSE, head dims that are not multiples of 8
-// (13); with fp8 caches: fp16 256/256, full-width fp16, 256/256 and bf16 without the LSE,
-// MLA 576/512. (int32 index tensors are served by every variant.)
+// Shapes and forms the CUDA build does not have, beyond the accuracy cases: full-width fp16,
+// full-width 256/256 with the LSE, head dims above 32 that are not multiples of 8 (40 + 4);
+// with fp8 caches: full-width fp16, 256/256 and bf16 without the LSE, MLA 576/512. (int32
+// index tensors are served by every variant.)
 using CudaExtendUnsupported = CudaExtendBase;
 
 TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
@@ -537,10 +550,9 @@ TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
         lb_variant variant;
         bool with_lse;
     };
-    ExtendCase f256{"fp16_d256", 151, false, 8, 2, 256, 256, {40, 3}, {10, 20}};
+    ExtendCase b44{"bf16_d44", 151, true, 8, 2, 44, 44, {40, 3}, {10, 20}};
     ExtendCase f64{"fp16_d64", 152, false, 8, 2, 64, 64, {40, 3}, {10, 20}};
     ExtendCase b256{"bf16_d256", 153, true, 8, 2, 256, 256, {40, 3}, {10, 20}};
-    ExtendCase b13{"bf16_d13", 154, true, 8, 2, 13, 13, {40, 3}, {10, 20}};
     auto fp8 = [](ExtendCase c) {
         c.name = "fp8_" + c.name;
         c.fp8_cache = true;
@@ -550,11 +562,10 @@ TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
     ExtendCase b128{"bf16_d128", 157, true, 8, 2, 128, 128, {40, 3}, {10, 20}};
     ExtendCase b576{"bf16_d576_512", 158, true, 4, 1, 576, 512, {10, 3}, {10, 20}};
     const std::vector<Form> forms = {
-        {f256, LB_BOUNDED, true},       {f256, LB_BOUNDED, false},       {f64, LB_FULL_WIDTH, false},
-        {b13, LB_BOUNDED, true},        {b256, LB_FULL_WIDTH, true},
-        {fp8(f256), LB_BOUNDED, true},  {fp8(f64), LB_FULL_WIDTH, true},  {fp8(b128), LB_FULL_WIDTH, false},
-        {fp8(f128), LB_FULL_WIDTH, false}, {fp8(b256), LB_FULL_WIDTH, false}, {fp8(f256), LB_BOUNDED, false},
-        {fp8(b13), LB_BOUNDED, false},  {fp8(b576), LB_BOUNDED, false},
+        {b44, LB_BOUNDED, true},        {b44, LB_BOUNDED, false},        {f64, LB_FULL_WIDTH, false},
+        {b256, LB_FULL_WIDTH, true},    {fp8(b44), LB_BOUNDED, true},    {fp8(f64), LB_FULL_WIDTH, true},
+        {fp8(b128), LB_FULL_WIDTH, false}, {fp8(f128), LB_FULL_WIDTH, false}, {fp8(b256), LB_FULL_WIDTH, false},
+        {fp8(b576), LB_BOUNDED, false},
     };
     for (const Form &f : forms) {
         ASSERT_FALSE(cuda_variant_built(f.c, f.variant, f.with_lse)) << describe(f.c, f.variant, f.with_lse);

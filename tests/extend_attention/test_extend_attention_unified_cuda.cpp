@@ -2,9 +2,10 @@
 // caller-created non-blocking stream (the K7 CUDA suite's setup: every host buffer gets a
 // device copy of its whole storage, o poisoned, downloaded whole after the call, so the
 // CPU suite's checks apply unchanged).
-//   (a) CudaUnifiedAccuracy: a few cases per CUDA variant (bounded bf16 64/64, 128/128,
-//       fp16 128/128; full-width bf16 128/128; each for 16-bit and for fp8 (e4m3fn)
-//       caches; int32 and int64 index tensors) against the fp64 reference with the CPU
+//   (a) CudaUnifiedAccuracy: a few cases per CUDA variant (bounded bf16 and fp16 32/32
+//       (any dims), bf16 64/64, 128/128, fp16 128/128, bf16 and fp16 256/256; full-width
+//       bf16 128/128; each for 16-bit and for fp8 (e4m3fn) caches; int32 and int64 index
+//       tensors) against the fp64 reference with the CPU
 //       suite's tolerance (unified_cases.h), empty (0) rows included, and the lead / tail
 //       rows outside [qo_indptr[0], qo_indptr[B]) still poisoned;
 //   (b) CudaUnifiedTwin: bounded == full-width bit for bit (bf16 128/128, 16-bit and fp8
@@ -165,6 +166,27 @@ std::vector<AccuracyParam> accuracy_params() {
         out.push_back({d, LB_FULL_WIDTH});
         out.push_back({e, LB_BOUNDED});
         out.push_back({p, LB_BOUNDED});
+    }
+    // The scalar 32/32 bucket (SGLang's test dim 13, and 20) and the 256/256 buckets, bf16
+    // and fp16, 16-bit and fp8 caches.
+    {
+        UnifiedCase a{"bf16_d13_causal_window", 264, true, 8, 2, 13, 13, {40, 3, 17}, {25, 0, 9}};
+        a.window = 11;
+        UnifiedCase b{"fp16_d20_noncausal_sinks", 265, false, 4, 2, 20, 20, {33, 0, 8}, {5, 40, 0}};
+        b.causal = false;
+        b.sinks = true;
+        UnifiedCase c{"fp8_fp16_d13_scales", 266, false, 8, 2, 13, 13, {40, 3}, {25, 9}};
+        c.fp8_cache = true;
+        c.k_scale = 0.5f;
+        c.v_scale = 1.7f;
+        UnifiedCase d{"bf16_d256_window", 267, true, 8, 4, 256, 256, {70, 1, 33}, {40, 90, 0}};
+        d.window = 30;
+        UnifiedCase e{"fp16_d256_mask", 268, false, 8, 2, 256, 256, {45, 20}, {30, 0}};
+        e.custom_mask = true;
+        UnifiedCase f{"fp8_bf16_d160_sinks", 269, true, 8, 2, 160, 160, {50, 7}, {40, 12}};
+        f.fp8_cache = true;
+        f.sinks = true;
+        for (const UnifiedCase &u : {a, b, c, d, e, f}) out.push_back({u, LB_BOUNDED});
     }
     // int32 and int64 index tensors on the same variants (each argument on its own).
     {
@@ -337,22 +359,20 @@ TEST_F(CudaUnifiedUnsupported, NotBuiltFormsAreRefusedByName) {
         UnifiedCase c;
         lb_variant variant;
     };
-    // (Head-dim buckets: a variant serves the dims up to its own that are multiples of 8.
-    // int32 index tensors are served by every variant.)
-    UnifiedCase f256{"fp16_d256", 251, false, 8, 2, 256, 256, {40, 3}, {10, 20}};
+    // (Head-dim buckets: a variant serves the dims up to its own that are multiples of its
+    // vector width, 8, or 1 for the 32/32 bucket: 44 has none. int32 index tensors are
+    // served by every variant.)
     UnifiedCase f128{"fp16_d128", 252, false, 8, 2, 128, 128, {40, 3}, {10, 20}};
     UnifiedCase b256{"bf16_d256", 253, true, 8, 2, 256, 256, {40, 3}, {10, 20}};
-    UnifiedCase odd{"bf16_d13", 255, true, 8, 2, 13, 13, {40, 3}, {10, 20}};
-    // fp8 caches: SIMT bounded bf16 64/64, 128/128, fp16 128/128 and full-width bf16 128/128
-    // only.
+    UnifiedCase odd{"bf16_d44", 255, true, 8, 2, 44, 44, {40, 3}, {10, 20}};
+    // fp8 caches: no full-width fp16 or 256/256.
     auto fp8 = [](UnifiedCase c) {
         c.name = "fp8_" + c.name;
         c.fp8_cache = true;
         return c;
     };
-    const std::vector<Form> forms = {{f256, LB_BOUNDED},       {f128, LB_FULL_WIDTH},       {b256, LB_FULL_WIDTH},
-                                     {odd, LB_BOUNDED},        {fp8(f128), LB_FULL_WIDTH},  {fp8(b256), LB_BOUNDED},
-                                     {fp8(b256), LB_FULL_WIDTH}, {fp8(f256), LB_BOUNDED},   {fp8(odd), LB_BOUNDED}};
+    const std::vector<Form> forms = {{f128, LB_FULL_WIDTH}, {b256, LB_FULL_WIDTH},      {odd, LB_BOUNDED},
+                                     {fp8(f128), LB_FULL_WIDTH}, {fp8(b256), LB_FULL_WIDTH}, {fp8(odd), LB_BOUNDED}};
     for (const Form &f : forms) {
         const UnifiedProblem p = with_padding(make_unified_problem(f.c), kLeadRows, kTailRows, f.c.seed);
         std::vector<uint16_t> o;
