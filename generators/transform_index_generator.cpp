@@ -18,6 +18,8 @@
 //
 // Halide dimension order is innermost first: `result(j, t)` is the row-major torch
 // tensor `result[t, j]`.
+#include <stdexcept>
+
 #include "Halide.h"
 
 #include "transform_index/cpu.h"
@@ -37,6 +39,9 @@ public:
     GeneratorParam<bool> expanded{"expanded", false};
     // true: the live-row predicate bounds the loops (derived); false: full-width twin.
     GeneratorParam<bool> bounded{"bounded", true};
+    // true: the row form (CUDA, bounded; define_rows): one definition over the output rows,
+    // one kernel. false: SGLang's (request, query row, topk) grid.
+    GeneratorParam<bool> row_grid{"row_grid", false};
 
     // ---- schedule knobs: defaults are the reviewed values of schedules/transform_index ----
     GeneratorParam<int> j_threads{"j_threads", transform_index::Knobs{}.j_threads};
@@ -80,6 +85,10 @@ public:
         Expr bs = cu_seqlens_q->dim(0).extent() - 1;
         Expr topk = topk_indices->dim(0).extent();
         Expr n = *num_tokens;
+        if (row_grid) {
+            define_rows(bs, n);
+            return;
+        }
 
         // Rows past the tokens: -1. The bounded fill's loop starts at num_tokens (derived);
         // the twin visits every row and tests the same mask through an opaque value.
@@ -132,6 +141,11 @@ public:
         knobs.cpu_fill_rows = cpu_fill_rows;
         transform_index::Stages stages{result, row_mask, pad_mask, r, j, t, bounded};
         stages.gather = gather;
+        stages.request = request;
+        stages.row_grid = row_grid;
+        if (row_grid && (!bounded || !gather || !get_target().has_feature(Target::CUDA))) {
+            throw std::invalid_argument("transform_index: row_grid is a CUDA form of the bounded gather");
+        }
         if (get_target().has_feature(Target::CUDA)) {
             transform_index::schedule_cuda(stages, knobs);
         } else {
@@ -141,8 +155,35 @@ public:
 
 private:
     Var j{"j"}, t{"t"};
-    Func row_mask{"row_mask"}, pad_mask{"pad_mask"};
+    Func row_mask{"row_mask"}, pad_mask{"pad_mask"}, request{"request"};
     RDom r;
+
+    // The row form: what every output row t holds, one pure definition. Row t < num_tokens
+    // is a query token; its request is the largest i with cu_seqlens_q[i] <= t (an empty
+    // request has cu[i] = cu[i+1] and loses to the next one), found by a binary search of
+    // ceil(log2 B) halvings (not needed with an expanded page table, whose rows are tokens).
+    // Rows t >= num_tokens get -1. Nothing is dead, so there is no bound to derive: the
+    // grid is the output rows, the fill is the same definition, and a CUDA call is one
+    // kernel. For valid cu_seqlens_q it writes what the grid form writes; with garbage on
+    // the device every index is clamped, as there.
+    void define_rows(const Expr &bs, const Expr &n) {
+        auto &cu = *cu_seqlens_q;
+        Expr token_row = clamp(t, 0, topk_indices->dim(1).extent() - 1);
+        Expr index = (*topk_indices)(j, token_row);
+        Expr table_row;
+        if (expanded) {
+            table_row = clamp(t, 0, page_table->dim(1).extent() - 1);
+        } else {
+            Expr steps = select(bs > 1, 32 - count_leading_zeros(bs - 1), 0);
+            RDom search(0, steps, "search");
+            request(t) = 0;
+            Expr candidate = request(t) + (Expr(1) << (steps - 1 - search));
+            request(t) = select(candidate < bs && cu(clamp(candidate, 0, bs)) <= t, candidate, request(t));
+            table_row = clamp(request(t), 0, page_table->dim(1).extent() - 1);
+        }
+        Expr slot = (*page_table)(clamp(index, 0, page_table->dim(0).extent() - 1), table_row);
+        result(j, t) = select(t >= n, -1, select(index >= 0, slot, -1));
+    }
 };
 
 }  // namespace

@@ -36,11 +36,17 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                 set(bounded false)
             endif ()
             set(name lb_k6_${target}_${form}_${layout})
+            # The bounded CUDA variants are the row form (schedules/transform_index/cuda.h
+            # R1-R3): one kernel per call. The CPU keeps the grid form and its derived bound.
+            set(rows "")
+            if (target STREQUAL "cuda" AND bounded)
+                set(rows row_grid=true)
+            endif ()
             # An expanded page table ([T, max_seqlen_k]) passes 2^31 elements at
             # T = 32768 tokens x 65536 kv positions: 64-bit offsets.
             livebound_add_kernel(${name} GENERATOR transform_index TARGET ${target}
                                  LARGE_BUFFERS
-                                 PARAMS gather=true expanded=${expanded} bounded=${bounded} ${knobs})
+                                 PARAMS gather=true expanded=${expanded} bounded=${bounded} ${rows} ${knobs})
             string(APPEND _lb_k6_table "LB_K6_GATHER(${target}, ${form}, ${layout}, ${name})\n")
             string(APPEND _lb_k6_headers "#include \"${name}.h\"\n")
         endforeach ()

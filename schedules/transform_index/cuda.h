@@ -5,8 +5,46 @@
 
 namespace livebound::transform_index {
 
+// The row form (generator `row_grid`, the bounded CUDA variants). Decisions:
+// R1. One kernel: the fill of rows >= num_tokens and the gather are one definition over the
+//     output rows (two launches before: the fill, then the grid over (q tile, topk chunk,
+//     request)).
+// R2. Blocks of q_tile rows x j_threads topk columns, rows on grid x (no 65535 limit on the
+//     token count), topk chunks on y; threads along topk (coalesced index loads and result
+//     stores). A thread's q_tile rows are unrolled, so their loads issue together.
+// R3. The rows' requests (binary search over cu_seqlens_q) are computed once per block,
+//     one thread per row, into shared memory.
+inline void schedule_cuda_rows(Stages &s, const Knobs &k) {
+    using namespace Halide;
+    Var tb{"tb"}, ti{"ti"}, jo{"jo"}, ji{"ji"};
+    s.result.split(s.t, tb, ti, k.q_tile, TailStrategy::GuardWithIf)
+        .split(s.j, jo, ji, k.j_threads, TailStrategy::GuardWithIf)
+        .reorder(ti, ji, tb, jo)  // ti inside the thread: each thread's own rows
+        .gpu_blocks(tb, jo)
+        .gpu_threads(ji)
+        .unroll(ti);
+    if (s.request.defined()) {
+        // R3: the block's q_tile requests, one thread each, into shared memory; then every
+        // thread reads them. (Per thread and row, the searches' dependent loads cost the
+        // ragged case 91 -> 110 µs on the H200.)
+        Var rt = s.request.args()[0];
+        // (bound_extent: a constant q_tile threads and entries. Inferred, the thread count
+        // was a bound Halide took over every block on the host, which at T = 8k rows passed
+        // 1024 and failed the launch.)
+        s.request.compute_at(s.result, tb)
+            .store_in(MemoryType::GPUShared)
+            .bound_extent(rt, k.q_tile)
+            .gpu_threads(rt);
+        s.request.update().gpu_threads(rt);
+    }
+}
+
 inline void schedule_cuda(Stages &s, const Knobs &k) {
     using namespace Halide;
+    if (s.row_grid) {
+        schedule_cuda_rows(s, k);
+        return;
+    }
     Var to{"to"}, group{"group"}, jo{"jo"}, ji{"ji"};
     // 1. The fill (pure definition, its own launch): a fixed grid of fill_groups blocks x
     //    j_threads threads. Block `group` owns rows group, group + fill_groups, ...; each

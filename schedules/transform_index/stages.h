@@ -36,6 +36,8 @@ struct Stages {
     Halide::Var j, t;
     bool bounded = true;
     bool gather = true;     // false: the fill-only variant (no update)
+    bool row_grid = false;  // the row form: result(j, t) one pure definition (CUDA bounded)
+    Halide::Func request;   // row form: (t) the token's request (undefined when expanded)
 };
 
 }  // namespace livebound::transform_index
