@@ -27,6 +27,10 @@
 // page ids >= 254,201 at D = 128, page_size = 64, where SGLang's int32 arithmetic wraps
 // (spec §1.4).
 //
+// A second form of the same copy, `row_grid` (CUDA, bounded; define_row_grid), iterates the
+// output rows instead and finds each row's request by a binary search over off_b: one
+// kernel for both outputs, 16-byte accesses. The runtime prefers it where it applies.
+//
 // Halide dimension order is innermost first: `page_indices(column, b)` is the row-major
 // torch tensor `page_indices[b, column]`.
 #include <stdexcept>

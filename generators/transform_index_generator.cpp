@@ -16,6 +16,9 @@
 // bounded fill covers only those rows (bound derived again); the twin fills every row
 // with -1 and the gather then overwrites rows < num_tokens.
 //
+// The bounded CUDA variants use a second form, `row_grid` (define_rows): one definition over
+// the output rows, one kernel.
+//
 // Halide dimension order is innermost first: `result(j, t)` is the row-major torch
 // tensor `result[t, j]`.
 #include <stdexcept>

@@ -41,7 +41,7 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                                             page_indices.type=${idx} scan_block=${scan_block} ${knobs})
                 string(APPEND _lb_k5_table "LB_K5_GATHER(${target}, ${form}, scatter, ${seq}, ${idx}, ${name})\n")
                 string(APPEND _lb_k5_headers "#include \"${name}.h\"\n")
-                # The row grid (schedules/dsa_kv_gather/cuda.h R1-R4): the bounded CUDA form
+                # The row grid (schedules/dsa_kv_gather/cuda.h R1-R5): the bounded CUDA form
                 # the runtime prefers. Not LARGE_BUFFERS: Halide's alignment analysis stops at
                 # the 64-bit index casts, and the 16-byte accesses need it, so this form serves
                 # buffers below 2^31 words (8 GiB of buf); the runtime sends larger ones to the

@@ -21,7 +21,7 @@ enum class Target { cpu, cuda };
 
 // scatter: the (token, request) grid of SGLang's kernel, trimmed to the live lengths (two
 // kernels on CUDA: k_out, s_out). rows: the CUDA grid over the output rows, both outputs in
-// one kernel, 16-byte accesses (schedules/dsa_kv_gather/cuda.h R1-R4); it needs 16-byte
+// one kernel, 16-byte accesses (schedules/dsa_kv_gather/cuda.h R1-R5); it needs 16-byte
 // aligned rows of buf and k_out, at most kRowGridMaxBatch requests (off_b of the whole batch
 // in each block's shared memory) and buffers below 2^31 words (32-bit indices).
 enum class Grid { scatter, rows };
