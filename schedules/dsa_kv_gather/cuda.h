@@ -48,19 +48,13 @@ namespace livebound::dsa_kv_gather {
 // computed once per block, for the block's one request.
 inline void place_offsets(Gather &g, const Halide::VarOrRVar &block, const Halide::Var &b) {
     using namespace Halide;
-    Var bo{"bo"}, bi{"bi"}, ko{"ko"}, ki{"ki"};
+    Var bo{"bo"}, bi{"bi"};
     LoopLevel at(g.out, block);  // the last stage: the update (the gather)
     g.off.compute_at(at).split(b, bo, bi, 1, TailStrategy::GuardWithIf).gpu_threads(bi);
-    scan::Blocked &scan = g.scan;
-    Var k = scan.block_total.args()[0];
-    // One lane per block total (at most 32 lanes: the key kernel's blocks are 32 wide).
-    scan.block_total.compute_at(at).split(k, ko, ki, 32, TailStrategy::GuardWithIf).gpu_threads(ki);
-    scan.block_total.update().split(k, ko, ki, 32, TailStrategy::GuardWithIf).gpu_threads(ki).unroll(scan.in_block.x);
-    // Partial sums of the one off_b thread live in registers (left to Halide they would be
-    // a device allocation per call).
-    scan.before_block.compute_at(g.off, bi).bound_storage(b, 1).store_in(MemoryType::Register);
-    scan.block_head.compute_at(g.off, bi).bound_storage(b, 1).store_in(MemoryType::Register);
-    scan.block_head.update().unroll(scan.head.x);
+    // The scan (schedules/common/scan_cuda.h): one lane per block total (at most 32 lanes:
+    // the key kernel's blocks are 32 wide); the one off_b thread's partial sums in
+    // registers (left to Halide they would be a device allocation per call).
+    schedules::place_blocked_scan(g.scan, at, LoopLevel(g.off, bi), b, 32);
 }
 
 inline void schedule_cuda(Stages &s, const Knobs &k) {

@@ -1,32 +1,10 @@
 // K4 on CUDA. Decisions, each with its reason:
 #pragma once
 
+#include "common/scan_cuda.h"
 #include "stages.h"
 
 namespace livebound::trtllm_metadata {
-
-// One prefix sum (blocked scan of common/scan.h) placed like K1's: block totals in
-// shared memory, one thread each, computed by every block of `out`; the per-entry partial
-// sums in the entry's own thread, in registers (never a global scratch buffer: nothing
-// may be allocated inside a call).
-// `kernel` is the Func whose block loop (`io`) holds the kernel: `out` itself, or the Func
-// `out` is fused into with compute_with (the block totals of both scans must then live at
-// that Func's level: at the fused Func's own level Halide 21 moves them to global memory).
-inline void place_blocked_scan(Halide::Func out, Halide::Func kernel, scan::Blocked &scan, const Halide::Var &b,
-                               const Halide::Var &io, const Halide::Var &ii, const Knobs &k) {
-    using namespace Halide;
-    Var ko{"ko"}, ki{"ki"};
-    Var kk = scan.block_total.args()[0];
-    scan.block_total.compute_at(kernel, io).split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf).gpu_threads(ki);
-    // Fixed-length inner sums are unrolled: their loads issue together.
-    scan.block_total.update()
-        .split(kk, ko, ki, k.scan_threads, TailStrategy::GuardWithIf)
-        .gpu_threads(ki)
-        .unroll(scan.in_block.x);
-    scan.before_block.compute_at(out, ii).bound_storage(b, 1).store_in(MemoryType::Register);
-    scan.block_head.compute_at(out, ii).bound_storage(b, 1).store_in(MemoryType::Register);
-    scan.block_head.update().unroll(scan.head.x);
-}
 
 inline void schedule_cuda(Stages &s, const Knobs &k) {
     using namespace Halide;
@@ -41,11 +19,22 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
         s.cache_seqlens.compute_with(s.cu_seqlens_k, ii);
         // 2. The prefix sums are blocked scans (scan_block > 0 in the manifest): no thread
         //    walks the batch (SGLang's program `bs` does, ~55 ns per request).
-        if (s.scan_k.block_total.defined()) place_blocked_scan(s.cu_seqlens_k, s.cu_seqlens_k, s.scan_k, s.b, io, ii, k);
+        // The prefix sums (schedules/common/scan_cuda.h): block totals in shared memory at the
+        // kernel's block loop, computed by every block; the per-entry partial sums in the
+        // entry's own thread, in registers (never a global scratch buffer). cu_seqlens_q's
+        // totals also live at cu_seqlens_k's block loop: at the fused Func's own level Halide
+        // 21 moves them to global memory.
+        if (s.scan_k.block_total.defined()) {
+            schedules::place_blocked_scan(s.scan_k, LoopLevel(s.cu_seqlens_k, io), LoopLevel(s.cu_seqlens_k, ii), s.b,
+                                          k.scan_threads);
+        }
         if (s.cu_seqlens_q.defined()) {
             s.cu_seqlens_q.gpu_tile(s.b, io, ii, k.scan_threads, TailStrategy::GuardWithIf);
             s.cu_seqlens_q.compute_with(s.cu_seqlens_k, ii);
-            if (s.scan_q.block_total.defined()) place_blocked_scan(s.cu_seqlens_q, s.cu_seqlens_k, s.scan_q, s.b, io, ii, k);
+            if (s.scan_q.block_total.defined()) {
+                schedules::place_blocked_scan(s.scan_q, LoopLevel(s.cu_seqlens_k, io), LoopLevel(s.cu_seqlens_q, ii),
+                                              s.b, k.scan_threads);
+            }
         }
     }
 
