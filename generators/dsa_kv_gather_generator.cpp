@@ -226,13 +226,10 @@ private:
 
         by_row.off = Func("off");
         by_row.scan = scan::define_blocked(by_row.off, scan::padded(len, bs), bs, scan_block, b);
-        // ceil(log2(bs)) halvings find the request among bs.
-        Expr steps = select(bs > 1, 32 - count_leading_zeros(bs - 1), 0);
+        // Row i's request: a binary search over off_b.
         by_row.request = Func("request");
-        by_row.search = RDom(0, steps, "search");
-        by_row.request(i) = 0;
-        Expr candidate = by_row.request(i) + (Expr(1) << (steps - 1 - by_row.search));
-        by_row.request(i) = select(candidate < bs && by_row.off(clamp(candidate, 0, bs - 1)) <= i, candidate, by_row.request(i));
+        by_row.search = scan::define_owner_search(
+            by_row.request, [&](const Expr &c) { return by_row.off(clamp(c, 0, bs - 1)); }, bs, i);
 
         // Where output row i lives: its request's token t = i - off_b, the clamped page id
         // of t's page, and the slot j = t mod page_size inside it (clamped, a no-op, so that

@@ -25,6 +25,7 @@
 
 #include "Halide.h"
 
+#include "common/scan.h"
 #include "transform_index/cpu.h"
 #include "transform_index/cuda.h"
 
@@ -177,11 +178,7 @@ private:
         if (expanded) {
             table_row = clamp(t, 0, page_table->dim(1).extent() - 1);
         } else {
-            Expr steps = select(bs > 1, 32 - count_leading_zeros(bs - 1), 0);
-            RDom search(0, steps, "search");
-            request(t) = 0;
-            Expr candidate = request(t) + (Expr(1) << (steps - 1 - search));
-            request(t) = select(candidate < bs && cu(clamp(candidate, 0, bs)) <= t, candidate, request(t));
+            scan::define_owner_search(request, [&](const Expr &c) { return cu(clamp(c, 0, bs)); }, bs, t);
             table_row = clamp(request(t), 0, page_table->dim(1).extent() - 1);
         }
         Expr slot = (*page_table)(clamp(index, 0, page_table->dim(0).extent() - 1), table_row);

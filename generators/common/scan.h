@@ -3,6 +3,9 @@
 // `scan_block` GeneratorParam).
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "Halide.h"
 
 namespace livebound::scan {
@@ -66,6 +69,21 @@ inline Halide::Func padded(const Halide::Func &value, const Halide::Expr &n) {
     Halide::Func p{"padded_" + value.name()};
     p(i) = Halide::select(i < n, value(Halide::clamp(i, 0, n - 1)), 0);
     return p;
+}
+
+// owner(i) = the largest b in [0, n) with prefix(b) <= i, for a non-decreasing `prefix`
+// (prefix sums: the request that holds row i; an empty request ties with the next one and
+// loses to it), or 0: a binary search of ceil(log2 n) halvings over the RDom returned.
+// `prefix(b)` is called with b in [0, n) only where it counts; it clamps b itself for
+// bounds inference.
+inline Halide::RDom define_owner_search(Halide::Func owner, const std::function<Halide::Expr(Halide::Expr)> &prefix,
+                                        const Halide::Expr &n, const Halide::Var &i) {
+    Halide::Expr steps = Halide::select(n > 1, 32 - Halide::count_leading_zeros(n - 1), 0);
+    Halide::RDom search(0, steps, "search");
+    owner(i) = 0;
+    Halide::Expr candidate = owner(i) + (Halide::Expr(1) << (steps - 1 - search));
+    owner(i) = Halide::select(candidate < n && prefix(candidate) <= i, candidate, owner(i));
+    return search;
 }
 
 }  // namespace livebound::scan
