@@ -139,12 +139,16 @@ inline void schedule_cuda_rows(RowGrid &g, const Knobs &k) {
     // k_out: row = (rb * 32 + ry) * rows_per_thread + ru, words wo * 4 + wl; threads (wo, ry)
     // = (8, 32): thread x moves 16 bytes of a row, a warp 4 whole rows. A thread's rows are
     // consecutive so that their values are one box (R5).
+    // Both outputs split their rows alike: compute_with (below) fuses loops of equal names.
+    auto split_rows = [&](Stage stage) -> Stage {
+        return stage.split(r, rb, rt, block_rows, TailStrategy::GuardWithIf)
+            .split(rt, ry, ru, k.rows_per_thread, TailStrategy::GuardWithIf);
+    };
     Stage keys = g.k_out.update();
     keys.allow_race_conditions()  // row r is written once; Halide cannot see it through the search
         .split(g.w, wo, wl, lane_words)
-        .split(wl, wv, w4, 4)  // 16-byte vectors: wider ones are split into 8-byte pieces
-        .split(r, rb, rt, block_rows, TailStrategy::GuardWithIf)
-        .split(rt, ry, ru, k.rows_per_thread, TailStrategy::GuardWithIf)
+        .split(wl, wv, w4, 4);  // 16-byte vectors: wider ones are split into 8-byte pieces
+    split_rows(keys)
         .reorder(w4, wv, ru, wo, ry, rb)
         .gpu_blocks(rb)
         .gpu_threads(wo, ry)
@@ -154,10 +158,8 @@ inline void schedule_cuda_rows(RowGrid &g, const Knobs &k) {
     // s_out (word, row), one word per row: the same loops, its word on thread x = 0, fused
     // into k_out's thread iteration (R2: no barrier between the two outputs).
     Stage scales = g.s_out.update();
-    scales.allow_race_conditions()
-        .split(g.w, wo, wl, 1)
-        .split(r, rb, rt, block_rows, TailStrategy::GuardWithIf)
-        .split(rt, ry, ru, k.rows_per_thread, TailStrategy::GuardWithIf)
+    scales.allow_race_conditions().split(g.w, wo, wl, 1);
+    split_rows(scales)
         .reorder(wl, ru, wo, ry, rb)
         .gpu_blocks(rb)
         .gpu_threads(wo, ry)
