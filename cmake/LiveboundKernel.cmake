@@ -3,7 +3,8 @@
 #
 #   livebound_add_kernel(<name> GENERATOR <generator> TARGET cpu|cuda
 #                        [PARAMS k=v ...] [LARGE_BUFFERS]
-#                        [TENSOR_CORE [MAX_SPILL_BYTES <n>] [THREADS_PER_BLOCK <n>] [EXPECT_MMA <n>]])
+#                        [TENSOR_CORE [MAX_SPILL_BYTES <n>] [THREADS_PER_BLOCK <n>] [EXPECT_MMA <n>]]
+#                        [MAX_REGISTERS <n>])
 #
 # Targets are named explicitly (never `host`: the build machine's CPU is not the
 # user's): an x86-64 AVX2 baseline, plus for CUDA the highest capability Halide 21
@@ -31,6 +32,13 @@
 # cubin_registry.cpp of the library; later ones (tests) register their table themselves
 # (livebound::cubins::register_table). The generator executable also gets large stacks
 # (generators/common/large_stack.cpp: head dim 256 overflows the default ones).
+#
+# MAX_REGISTERS (CUDA only): a register cap of the variant's own kernels (`.maxnreg` on each
+# entry, tools/ptx_link.py), where the process-wide JIT cap (255, runtime/src/cubin_loader.cpp)
+# would let ptxas take registers that cost the kernel occupancy. Without TENSOR_CORE the same
+# link step runs in its plain form (nothing to inline, no tensor-core lint; ptxas compiles
+# the capped PTX to a cubin when a toolkit is found, with THREADS_PER_BLOCK default 256 and
+# MAX_SPILL_BYTES default 0 checked as for tensor-core variants).
 
 set(LIVEBOUND_CPU_TARGET "x86-64-linux-sse41-avx-f16c-fma-avx2"
     CACHE STRING "Halide CPU baseline of every variant")
@@ -72,7 +80,7 @@ add_custom_target(livebound_mma_helpers_ptx DEPENDS "${LIVEBOUND_MMA_HELPERS_PTX
 
 function(livebound_add_kernel name)
     cmake_parse_arguments(PARSE_ARGV 1 ARG "LARGE_BUFFERS;TENSOR_CORE"
-                          "GENERATOR;TARGET;MAX_SPILL_BYTES;THREADS_PER_BLOCK;EXPECT_MMA" "PARAMS")
+                          "GENERATOR;TARGET;MAX_SPILL_BYTES;THREADS_PER_BLOCK;EXPECT_MMA;MAX_REGISTERS" "PARAMS")
     if (ARG_TARGET STREQUAL "cuda")
         set(target "${LIVEBOUND_CPU_TARGET}-${LIVEBOUND_CUDA_FEATURES}")
     elseif (ARG_TARGET STREQUAL "cpu")
@@ -99,14 +107,19 @@ function(livebound_add_kernel name)
             message(FATAL_ERROR "livebound_add_kernel(${name}): TENSOR_CORE needs TARGET cuda")
         endif ()
         _livebound_link_tensor_core(${name} ${LIVEBOUND_GENERATOR_EXE} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}"
-                                    "${ARG_EXPECT_MMA}")
+                                    "${ARG_EXPECT_MMA}" "${ARG_MAX_REGISTERS}")
+    elseif (DEFINED ARG_MAX_REGISTERS)
+        if (NOT ARG_TARGET STREQUAL "cuda")
+            message(FATAL_ERROR "livebound_add_kernel(${name}): MAX_REGISTERS needs TARGET cuda")
+        endif ()
+        _livebound_link_plain(${name} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "${ARG_MAX_REGISTERS}")
     elseif (DEFINED ARG_MAX_SPILL_BYTES OR DEFINED ARG_THREADS_PER_BLOCK OR DEFINED ARG_EXPECT_MMA)
-        message(FATAL_ERROR "livebound_add_kernel(${name}): MAX_SPILL_BYTES, THREADS_PER_BLOCK and EXPECT_MMA need TENSOR_CORE")
+        message(FATAL_ERROR "livebound_add_kernel(${name}): MAX_SPILL_BYTES, THREADS_PER_BLOCK and EXPECT_MMA need TENSOR_CORE or MAX_REGISTERS")
     endif ()
 endfunction()
 
 # The link step of one tensor-core variant (see the top of this file).
-function(_livebound_link_tensor_core name generator max_spill_bytes threads_per_block expect_mma)
+function(_livebound_link_tensor_core name generator max_spill_bytes threads_per_block expect_mma max_registers)
     if (max_spill_bytes STREQUAL "")
         set(max_spill_bytes 0)
     endif ()
@@ -115,6 +128,9 @@ function(_livebound_link_tensor_core name generator max_spill_bytes threads_per_
     endif ()
     if (expect_mma STREQUAL "")
         set(expect_mma -1)
+    endif ()
+    if (max_registers STREQUAL "")
+        set(max_registers 0)
     endif ()
     if (LIVEBOUND_PTXAS)
         set(ptxas "${LIVEBOUND_PTXAS}")
@@ -129,13 +145,14 @@ function(_livebound_link_tensor_core name generator max_spill_bytes threads_per_
                                --output "${source}" --variant ${name} --ptx-dir "${CMAKE_CURRENT_BINARY_DIR}"
                                --ptxas "${ptxas}" --max-spill-bytes ${max_spill_bytes}
                                --threads-per-block ${threads_per_block} --expect-mma ${expect_mma}
+                               --max-registers ${max_registers}
                        DEPENDS "${object}" "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" "${LIVEBOUND_MMA_HELPERS_PTX}"
                                livebound_mma_helpers_ptx
                        COMMENT "ptx_link: tensor-core device code of ${name}"
                        VERBATIM)
     target_sources(${name} PRIVATE "${source}")
     target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/runtime/src")  # cubin_table.h
-    set_property(TARGET ${name} PROPERTY LIVEBOUND_TENSOR_CORE ON)
+    set_property(TARGET ${name} PROPERTY LIVEBOUND_CUBINS ON)
     # Large stacks for the generator (once per generator executable).
     get_property(has_large_stack TARGET ${generator} PROPERTY LIVEBOUND_LARGE_STACK)
     if (NOT has_large_stack)
@@ -144,23 +161,52 @@ function(_livebound_link_tensor_core name generator max_spill_bytes threads_per_
     endif ()
 endfunction()
 
+# The plain link step of a CUDA variant with MAX_REGISTERS (see the top of this file).
+function(_livebound_link_plain name max_spill_bytes threads_per_block max_registers)
+    if (max_spill_bytes STREQUAL "")
+        set(max_spill_bytes 0)
+    endif ()
+    if (threads_per_block STREQUAL "")
+        set(threads_per_block 256)
+    endif ()
+    if (LIVEBOUND_PTXAS)
+        set(ptxas "${LIVEBOUND_PTXAS}")
+    else ()
+        set(ptxas none)
+    endif ()
+    set(object "${CMAKE_CURRENT_BINARY_DIR}/${name}.o")
+    set(source "${CMAKE_CURRENT_BINARY_DIR}/${name}.cubins.cpp")
+    add_custom_command(OUTPUT "${source}" "${CMAKE_CURRENT_BINARY_DIR}/${name}.inlined.ptx"
+                       COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" --plain
+                               --object "${object}" --output "${source}" --variant ${name}
+                               --ptx-dir "${CMAKE_CURRENT_BINARY_DIR}" --ptxas "${ptxas}"
+                               --max-spill-bytes ${max_spill_bytes} --threads-per-block ${threads_per_block}
+                               --max-registers ${max_registers}
+                       DEPENDS "${object}" "${PROJECT_SOURCE_DIR}/tools/ptx_link.py"
+                       COMMENT "ptx_link: register cap ${max_registers} of ${name}"
+                       VERBATIM)
+    target_sources(${name} PRIVATE "${source}")
+    target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/runtime/src")  # cubin_table.h
+    set_property(TARGET ${name} PROPERTY LIVEBOUND_CUBINS ON)
+endfunction()
+
 # livebound_write_cubin_registry(<file> <variant>...): the generated source listing the
-# cubin tables of the TENSOR_CORE variants among <variant>s, nullptr-terminated, as
+# cubin tables of the TENSOR_CORE and MAX_REGISTERS variants among <variant>s, nullptr-terminated, as
 # `lb_builtin_cubin_tables` (runtime/src/cubin_table.h). The runtime references it, so a
 # static link keeps every table. Rewritten only when its content changes.
 function(livebound_write_cubin_registry file)
     set(declarations "")
     set(entries "")
     foreach (variant IN LISTS ARGN)
-        get_property(tensor_core TARGET ${variant} PROPERTY LIVEBOUND_TENSOR_CORE)
-        if (tensor_core)
+        get_property(has_cubins TARGET ${variant} PROPERTY LIVEBOUND_CUBINS)
+        if (has_cubins)
             string(APPEND declarations "extern \"C\" const lb_cubin_entry lb_cubins_${variant}[];\n")
             string(APPEND entries "    lb_cubins_${variant},\n")
         endif ()
     endforeach ()
     file(CONFIGURE OUTPUT "${file}" CONTENT [=[
 // Generated by livebound_write_cubin_registry (cmake/LiveboundKernel.cmake): do not edit.
-// The cubin tables of the library's tensor-core variants (tools/ptx_link.py).
+// The cubin tables of the library's tensor-core and register-capped variants (tools/ptx_link.py).
 #include "cubin_table.h"
 
 @declarations@

@@ -42,6 +42,8 @@ public:
     GeneratorParam<int> scan_threads{"scan_threads", decode_metadata::Knobs{}.scan_threads};
     GeneratorParam<bool> one_kernel{"one_kernel", decode_metadata::Knobs{}.one_kernel};
     GeneratorParam<bool> riding_scan{"riding_scan", decode_metadata::Knobs{}.riding_scan};
+    GeneratorParam<bool> riding_grid{"riding_grid", decode_metadata::Knobs{}.riding_grid};
+    GeneratorParam<bool> riders_first{"riders_first", decode_metadata::Knobs{}.riders_first};
     GeneratorParam<bool> stage_scan_heads{"stage_scan_heads", decode_metadata::Knobs{}.stage_scan_heads};
 
     // [bs] int32 | int64 (type set by the `seq_lens.type` GeneratorParam): kv length before delta.
@@ -114,6 +116,8 @@ public:
         knobs.scan_threads = scan_threads;
         knobs.one_kernel = one_kernel;
         knobs.riding_scan = riding_scan;
+        knobs.riding_grid = riding_grid;
+        knobs.riders_first = riders_first;
         knobs.stage_scan_heads = stage_scan_heads;
         decode_metadata::Stages stages{kv_len, cache_seqlens, cu_seqlens_k, blocked_scan,
                                        page_table ? Func(*page_table) : Func(),

@@ -115,6 +115,7 @@ struct Common {
     GeneratorParam<int> scan_threads{"scan_threads", dsa_metadata::Knobs{}.scan_threads};         \
     GeneratorParam<bool> stage_head{"stage_head", dsa_metadata::Knobs{}.stage_head};              \
     GeneratorParam<bool> stage_totals{"stage_totals", dsa_metadata::Knobs{}.stage_totals};        \
+    GeneratorParam<bool> riding_grid{"riding_grid", dsa_metadata::Knobs{}.riding_grid};           \
     dsa_metadata::Knobs knobs() const {                                                           \
         dsa_metadata::Knobs k;                                                                    \
         k.col_threads = col_threads;                                                              \
@@ -122,6 +123,7 @@ struct Common {
         k.scan_threads = scan_threads;                                                            \
         k.stage_head = stage_head;                                                                \
         k.stage_totals = stage_totals;                                                            \
+        k.riding_grid = riding_grid;                                                              \
         return k;                                                                                 \
     }
 

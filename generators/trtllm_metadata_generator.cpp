@@ -15,6 +15,8 @@
 //   seqlens: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs] (q modes 1 and 2)
 //   pages:   page_table, swa_page_table (SWA)
 //   swa_out: swa_out_cache_loc (translated prefix, zero tail)
+// and a fourth, `fused` = seqlens + pages in one pipeline (the same definitions), which the
+// CUDA build uses so that a call is one kernel launch (schedules/trtllm_metadata/cuda.h).
 // The runtime (runtime/src/trtllm_metadata.cpp) calls the parts a call needs.
 //
 // cu_seqlens_k[0] (and cu_seqlens_q[0]) are NOT written (spec §3.4): the seqlens part's
@@ -35,7 +37,7 @@ namespace {
 
 using namespace Halide;
 
-enum class Part { seqlens, pages, swa_out };
+enum class Part { seqlens, pages, swa_out, fused };
 // cu_seqlens_q: none (Q_MODE_NONE: not written), cumsum (Q_MODE_CUMSUM: prefix sums of
 // qlens), strided (Q_MODE_STRIDED: (i + 1) * q_stride).
 enum class QMode { none, cumsum, strided };
@@ -44,7 +46,10 @@ class TrtllmMetadata : public Generator<TrtllmMetadata> {
 public:
     // ---- variant facts (compile time) ----
     GeneratorParam<Part> part{"part", Part::pages,
-                              {{"seqlens", Part::seqlens}, {"pages", Part::pages}, {"swa_out", Part::swa_out}}};
+                              {{"seqlens", Part::seqlens},
+                               {"pages", Part::pages},
+                               {"swa_out", Part::swa_out},
+                               {"fused", Part::fused}}};
     // seqlens part: which cu_seqlens_q the variant writes.
     GeneratorParam<QMode> q_mode{"q_mode", QMode::none,
                                  {{"none", QMode::none}, {"cumsum", QMode::cumsum}, {"strided", QMode::strided}}};
@@ -63,9 +68,11 @@ public:
     GeneratorParam<int> col_groups{"col_groups", trtllm_metadata::Knobs{}.col_groups};
     GeneratorParam<int> scan_threads{"scan_threads", trtllm_metadata::Knobs{}.scan_threads};
     GeneratorParam<int> out_threads{"out_threads", trtllm_metadata::Knobs{}.out_threads};
+    GeneratorParam<bool> riders_first{"riders_first", trtllm_metadata::Knobs{}.riders_first};
 
     // Every input and output is added by configure(), in this order (the argv order the
-    // runtime uses): inputs, then outputs.
+    // runtime uses): inputs, then outputs. The fused part has the seqlens part's inputs, then
+    // the pages part's from req_pool_indices on, then both parts' outputs.
     // seqlens, pages:
     //   seq_lens          [bs] int32 | int64: kv lengths
     //   seqlen_offset     int32: added to every seq_lens[i]
@@ -108,24 +115,22 @@ public:
     void configure() {
         switch (part) {
         case Part::seqlens:
+        case Part::fused:
             seq_lens = add_input<Buffer<>>("seq_lens", seq_type, 1);
             seqlen_offset = add_input<int32_t>("seqlen_offset");
             if (q_mode == QMode::cumsum) qlens = add_input<Buffer<>>("qlens", qlens_type, 1);
             if (q_mode == QMode::strided) q_stride = add_input<int32_t>("q_stride");
+            if (part == Part::fused) add_page_inputs();
             cache_seqlens = add_output<Buffer<int32_t, 1>>("cache_seqlens");
             cu_seqlens_k = add_output<Buffer<int32_t, 1>>("cu_seqlens_k");
             if (q_mode != QMode::none) cu_seqlens_q = add_output<Buffer<int32_t, 1>>("cu_seqlens_q");
+            if (part == Part::fused) add_page_outputs();
             break;
         case Part::pages:
             seq_lens = add_input<Buffer<>>("seq_lens", seq_type, 1);
             seqlen_offset = add_input<int32_t>("seqlen_offset");
-            req_pool_indices = add_input<Buffer<>>("req_pool_indices", index_type, 1);
-            req_to_token = add_input<Buffer<int32_t, 2>>("req_to_token");
-            max_seq_pages = add_input<int32_t>("max_seq_pages");
-            page_shift = add_input<int32_t>("page_shift");
-            if (with_swa) swa_mapping = add_input<Buffer<int64_t, 1>>("swa_mapping");
-            page_table = add_output<Buffer<int32_t, 2>>("page_table");
-            if (with_swa) swa_page_table = add_output<Buffer<int32_t, 2>>("swa_page_table");
+            add_page_inputs();
+            add_page_outputs();
             break;
         case Part::swa_out:
             out_cache_loc = add_input<Buffer<int64_t, 1>>("out_cache_loc");
@@ -134,6 +139,18 @@ public:
             swa_out_cache_loc = add_output<Buffer<int64_t, 1>>("swa_out_cache_loc");
             break;
         }
+    }
+
+    void add_page_inputs() {
+        req_pool_indices = add_input<Buffer<>>("req_pool_indices", index_type, 1);
+        req_to_token = add_input<Buffer<int32_t, 2>>("req_to_token");
+        max_seq_pages = add_input<int32_t>("max_seq_pages");
+        page_shift = add_input<int32_t>("page_shift");
+        if (with_swa) swa_mapping = add_input<Buffer<int64_t, 1>>("swa_mapping");
+    }
+    void add_page_outputs() {
+        page_table = add_output<Buffer<int32_t, 2>>("page_table");
+        if (with_swa) swa_page_table = add_output<Buffer<int32_t, 2>>("swa_page_table");
     }
 
     void generate() {
@@ -158,6 +175,10 @@ public:
         case Part::seqlens: define_seqlens(); break;
         case Part::pages: define_page_tables(); break;
         case Part::swa_out: define_swa_out(); break;
+        case Part::fused:
+            define_seqlens();
+            define_page_tables();
+            break;
         }
     }
 
@@ -167,6 +188,7 @@ public:
         knobs.col_groups = col_groups;
         knobs.scan_threads = scan_threads;
         knobs.out_threads = out_threads;
+        knobs.riders_first = riders_first;
         auto func = [](auto *out) { return out ? Func(*out) : Func(); };
         trtllm_metadata::Stages stages{kv_len,
                                        func(cache_seqlens),

@@ -210,12 +210,12 @@ TEST_P(CudaDecodeMetadataGraph, ReplaysFollowUpdatedSeqLens) {
     ASSERT_EQ(captured_status, LB_OK) << "call during capture: " << captured_message;
     ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
     {
-        // Kernel launches per call: the lengths / prefix-sum kernel, then the page-table
-        // gather (the one-kernel `riding_scan` schedule is off by default:
-        // docs/plans/one-launch-per-call.md). Nothing but kernels.
+        // One kernel launch per call: the page-table gather with the lengths and prefix
+        // sums riding on its last column group (schedules/decode_metadata/cuda.h), or the
+        // prefix-sum kernel alone without tables. Nothing but kernels.
         const CapturedNodes nodes = count_graph_nodes(graph);
         EXPECT_EQ(nodes.error, "");
-        EXPECT_EQ(nodes.kernels, problem.page_table.present ? 2u : 1u);
+        EXPECT_EQ(nodes.kernels, 1u);
         EXPECT_EQ(nodes.total, nodes.kernels) << "a node that is not a kernel";
     }
     cuda::CUgraphExec exec = nullptr;

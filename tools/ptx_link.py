@@ -26,6 +26,14 @@ them: the driver cannot load it. For every PTX module embedded in the object thi
      the inlined PTX; a zero entry ends the table. The runtime's cuModuleLoadDataEx wrapper
      (runtime/src/cubin_loader.cpp) swaps them in by that hash.
 
+With --plain (a variant without tensor cores: no helpers to inline, no tensor-core lint) the
+tool only does what --max-registers asks, then steps 3 and 4.
+
+--max-registers N puts `.maxnreg N` on every kernel entry (a per-kernel register cap: the
+driver's JIT cap is per process, HL_CUDA_JIT_MAX_REGISTERS, and the attention kernels want 255),
+so a kernel that must keep every thread of an SM resident (a memory-latency-bound gather
+fused with a scan, schedules/decode_metadata/cuda.h) gets it on its own.
+
 It prints one summary line per module. Python 3 standard library only.
 """
 import argparse
@@ -276,6 +284,17 @@ def functions(ptx):
         yield head.group(1), ptx[head.start(): heads[i + 1].start() if i + 1 < len(heads) else len(ptx)]
 
 
+ENTRY_BODY = re.compile(r"^(\.visible \.entry [\w$]+\((?:[^)]*)\))\s*\n\{", re.M)
+
+
+def cap_registers(ptx, registers):
+    """`.maxnreg registers` between each entry's parameter list and its body."""
+    capped, count = ENTRY_BODY.subn(lambda m: f"{m.group(1)}\n.maxnreg {registers}\n{{", ptx)
+    if count == 0:
+        raise LinkError("no kernel entry found for --max-registers")
+    return capped
+
+
 def lint(ptx, where):
     census = {name: len(re.findall(pattern, ptx, re.M)) for name, pattern in [
         ("mma", r"\bmma\.sync"), ("movmatrix", r"\bmovmatrix\.sync"), ("shfl", r"\bshfl\.sync"),
@@ -382,7 +401,10 @@ def find_ptxas(explicit):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--object", required=True, help="the variant's AOT object (<variant>.o)")
-    ap.add_argument("--helpers", required=True, help="PTX of generators/common/mma_helpers.cu")
+    ap.add_argument("--helpers", help="PTX of generators/common/mma_helpers.cu (tensor-core variants)")
+    ap.add_argument("--plain", action="store_true",
+                    help="a variant without tensor cores: nothing to inline, no tensor-core lint")
+    ap.add_argument("--max-registers", type=int, default=0, help="`.maxnreg` on every kernel (0: none)")
     ap.add_argument("--output", required=True, help="the C++ source to write (<variant>.cubins.cpp)")
     ap.add_argument("--variant", help="variant name (default: the object's stem); a C identifier")
     ap.add_argument("--ptx-dir", help="also write <variant>[_<k>].inlined.ptx here, for reading")
@@ -400,15 +422,24 @@ def main():
             originals = extract_ptx_modules(f.read())
         if not originals:
             raise LinkError("no PTX module in the object (is it a CUDA variant?)")
-        with open(a.helpers) as f:
-            helpers = parse_helpers(f.read())
+        if not a.plain and not a.helpers:
+            raise LinkError("--helpers is needed for a tensor-core variant (or --plain)")
+        helpers = None
+        if not a.plain:
+            with open(a.helpers) as f:
+                helpers = parse_helpers(f.read())
         ptxas = find_ptxas(a.ptxas)
         modules = []
         for k, original in enumerate(originals):
             where = f"{variant}" + (f" module {k}" if len(originals) > 1 else "")
-            inlined, counts = inline_helpers(original.decode("ascii"), helpers)
-            census = lint(inlined, where)
-            if a.expect_mma >= 0 and census["mma"] != a.expect_mma:
+            if a.plain:
+                inlined, counts, census = original.decode("ascii"), {}, None
+            else:
+                inlined, counts = inline_helpers(original.decode("ascii"), helpers)
+                census = lint(inlined, where)
+            if a.max_registers > 0:
+                inlined = cap_registers(inlined, a.max_registers)
+            if census is not None and a.expect_mma >= 0 and census["mma"] != a.expect_mma:
                 raise LinkError(f"{where}: {census['mma']} mma.sync in the PTX, expected {a.expect_mma} "
                                 "(EXPECT_MMA: a tile's mma were duplicated or lost)")
             if a.ptx_dir:
@@ -425,14 +456,19 @@ def main():
                         raise LinkError(f"{where}: {function} uses {registers} registers x {a.threads_per_block} "
                                         f"threads per block > {REGISTERS_PER_SM}")
                 summary = f"ptxas {a.arch}: " + ", ".join(f"{r} registers, {s} spill bytes" for _, r, s in report)
-            inlined_text = ", ".join(f"{n} x{c}" for n, c in sorted(counts.items()))
-            print(f"ptx_link {where}: inlined {inlined_text or 'nothing'}; mma {census['mma']}, "
-                  f"movmatrix {census['movmatrix']}, shfl {census['shfl']}, ex2 {census['ex2']}, "
-                  f"branches {census['bra']} ({lane_text(census['epilogue_branches'])}); {summary}")
+            cap = f"; .maxnreg {a.max_registers}" if a.max_registers > 0 else ""
+            if census is None:
+                print(f"ptx_link {where}: plain{cap}; {summary}")
+            else:
+                inlined_text = ", ".join(f"{n} x{c}" for n, c in sorted(counts.items()))
+                print(f"ptx_link {where}: inlined {inlined_text or 'nothing'}; mma {census['mma']}, "
+                      f"movmatrix {census['movmatrix']}, shfl {census['shfl']}, ex2 {census['ex2']}, "
+                      f"branches {census['bra']} ({lane_text(census['epilogue_branches'])}){cap}; {summary}")
             modules.append((fnv1a64(original), cubin, inlined))
         write_source(a.output, variant, modules)
     except (LinkError, OSError, UnicodeDecodeError) as e:
-        print(f"ptx_link: tensor-core variant {variant}: {e}", file=sys.stderr)
+        kind = "plain" if a.plain else "tensor-core"
+        print(f"ptx_link: {kind} variant {variant}: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -5,6 +5,7 @@
 # The reviewed values are the defaults in schedules/decode_metadata/stages.h;
 # autotune/ overrides them here in its own build directories.
 set(LIVEBOUND_K1_CUDA_KNOBS "" CACHE STRING "Extra K1 CUDA GeneratorParams, e.g. col_groups=32")
+set(LIVEBOUND_K1_CUDA_MAX_REGISTERS 32 CACHE STRING "Register cap of the K1 CUDA page-table kernels")
 set(_lb_k1_table "")
 set(_lb_k1_headers "")
 
@@ -15,9 +16,16 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
     if (target STREQUAL "cuda")
         set(scan_block 32)
         separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K1_CUDA_KNOBS}")
+        # The page-table kernel (the prefix sums riding on it) is capped at 32 registers a
+        # thread, so all 2048 threads of an SM stay resident: its gather is bound by memory
+        # latency. ptxas gives it 56 uncapped (the scan's unrolled loads), which halved its
+        # speed on the H200 (every column live, ps 1, bs 64: 63.3 vs 25.7 us capped;
+        # schedules/decode_metadata/cuda.h).
+        set(gather_cap MAX_REGISTERS ${LIVEBOUND_K1_CUDA_MAX_REGISTERS})
     else ()
         set(scan_block 0)
         set(knobs "")
+        set(gather_cap "")
     endif ()
     foreach (seq IN ITEMS int32 int64)
         string(REPLACE "int" "" s ${seq})
@@ -44,7 +52,7 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                     # req_to_token pools can pass 2^31 elements (512 rows x 131072 tokens
                     # is 2^26; a 1M-token context x 4096 rows is not).
                     livebound_add_kernel(${name} GENERATOR decode_metadata TARGET ${target}
-                                         LARGE_BUFFERS
+                                         LARGE_BUFFERS ${gather_cap}
                                          PARAMS gather_pages=true with_swa=${with_swa}
                                                 bounded=${bounded} seq_lens.type=${seq}
                                                 index_type=${idx} scan_block=${scan_block} ${knobs})

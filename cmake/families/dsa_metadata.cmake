@@ -16,6 +16,11 @@
 # Schedule knobs for every CUDA variant (schedules/dsa_metadata/stages.h), e.g.
 # "col_groups=4 stage_totals=true"; a scan_block=N here replaces the default 32.
 set(LIVEBOUND_K2_CUDA_KNOBS "" CACHE STRING "Extra K2/K3 CUDA GeneratorParams, e.g. col_groups=32")
+# Register cap of the K2/K3 CUDA kernels (0: none, the default). For experiments with the
+# one-launch schedule (knob riding_grid=true, schedules/dsa_metadata/stages.h), whose gather
+# wants every thread of an SM resident and whose riding scans want registers; measured on
+# the H200 with caps 32 / 48 / none, all slower than the two launches.
+set(LIVEBOUND_K2_CUDA_MAX_REGISTERS 0 CACHE STRING "Register cap of the K2/K3 CUDA kernels (0: none)")
 set(_lb_k2_table "")
 set(_lb_k2_headers "")
 
@@ -31,6 +36,10 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
     else ()
         set(scan_block scan_block=0)
         set(knobs "")
+    endif ()
+    set(cap "")
+    if (target STREQUAL "cuda" AND LIVEBOUND_K2_CUDA_MAX_REGISTERS GREATER 0)
+        set(cap MAX_REGISTERS ${LIVEBOUND_K2_CUDA_MAX_REGISTERS} MAX_SPILL_BYTES 4096)
     endif ()
     # K3 on CUDA: 4 column groups per table row (schedules/dsa_metadata/stages.h, measured:
     # 16.3 -> 10.1 µs at bs 64 on the H200), unless the knobs above set col_groups.
@@ -58,7 +67,7 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                            ${scan_block} ${knobs})
                 # K2
                 set(name lb_k2_${target}_${form}_${tables}_${d})
-                livebound_add_kernel(${name} GENERATOR dsa_decode_metadata TARGET ${target} LARGE_BUFFERS
+                livebound_add_kernel(${name} GENERATOR dsa_decode_metadata TARGET ${target} LARGE_BUFFERS ${cap}
                                      PARAMS ${common})
                 string(APPEND _lb_k2_table "LB_K2(${target}, ${form}, ${tables}, ${dtype}, ${name})\n")
                 string(APPEND _lb_k2_headers "#include \"${name}.h\"\n")
@@ -70,7 +79,7 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                         set(with_ctx false)
                     endif ()
                     set(name lb_k3_${target}_${form}_${tables}_${ctx}_${d})
-                    livebound_add_kernel(${name} GENERATOR dsa_target_verify_metadata TARGET ${target} LARGE_BUFFERS
+                    livebound_add_kernel(${name} GENERATOR dsa_target_verify_metadata TARGET ${target} LARGE_BUFFERS ${cap}
                                          PARAMS ${common} with_ctx_lens=${with_ctx} ${k3_knobs})
                     string(APPEND _lb_k2_table "LB_K3(${target}, ${form}, ${tables}, ${ctx}, ${dtype}, ${name})\n")
                     string(APPEND _lb_k2_headers "#include \"${name}.h\"\n")

@@ -3,21 +3,32 @@
 #
 # Three parts per target, each an AOT pipeline (generators/trtllm_metadata_generator.cpp):
 #   seqlens  seq_lens dtype x cu_seqlens_q mode (none | cumsum with int32/int64 qlens | strided)   8
-#   pages    bounded/full x SWA x seq_lens dtype x req_pool_indices dtype                          16
+#   pages    bounded/full x SWA x seq_lens dtype x req_pool_indices dtype (CPU)                    16
+#   fused    seqlens + pages in one pipeline, one kernel launch (CUDA, in place of pages):
+#            bounded/full x SWA x seq_lens dtype x req_pool_indices dtype x q mode                 64
 #   swa_out  one                                                                                     1
-# The optional pieces add variants instead of multiplying them. Lengths, widths, page
-# size, seqlen_offset, q_stride and bs stay runtime inputs.
+# The optional pieces add variants instead of multiplying them (but for the fused part, where
+# one launch per call is worth the variants). Lengths, widths, page size, seqlen_offset,
+# q_stride and bs stay runtime inputs.
 
 # Schedule knobs of the CUDA variants (GeneratorParams of schedules/trtllm_metadata/).
 set(LIVEBOUND_K4_CUDA_KNOBS "" CACHE STRING "Extra K4 CUDA GeneratorParams, e.g. col_threads=256")
+# Register cap of the fused K4 kernels (0: none, the default). Unlike K1's 16 x 256-thread
+# gather, K4's page tables (one block of 128 threads per request) gained nothing from a cap:
+# none 3.12 / cap 32 4.00 us at noswa bs 64 on the H200 (schedules/trtllm_metadata/cuda.h).
+set(LIVEBOUND_K4_CUDA_MAX_REGISTERS 0 CACHE STRING "Register cap of the fused K4 CUDA kernels (0: none)")
 set(_lb_k4_table "")
 set(_lb_k4_headers "")
 
 foreach (target IN LISTS LIVEBOUND_TARGETS)
     # Prefix sums: serial recurrence on the CPU, blocked scan (32-entry blocks) on the GPU.
+    set(cap "")
     if (target STREQUAL "cuda")
         set(scan_block 32)
         separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K4_CUDA_KNOBS}")
+        if (LIVEBOUND_K4_CUDA_MAX_REGISTERS GREATER 0)
+            set(cap MAX_REGISTERS ${LIVEBOUND_K4_CUDA_MAX_REGISTERS} MAX_SPILL_BYTES 4096 THREADS_PER_BLOCK 128)
+        endif ()
     else ()
         set(scan_block 0)
         set(knobs "")
@@ -59,6 +70,30 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                         set(bounded true)
                     else ()
                         set(bounded false)
+                    endif ()
+                    if (target STREQUAL "cuda")
+                        # ---- fused part (CUDA): one launch per call ----
+                        foreach (q IN ITEMS none cumsum32 cumsum64 strided)
+                            if (q MATCHES "^cumsum")
+                                set(q_mode cumsum)
+                                string(REPLACE "cumsum" "int" qlens ${q})
+                                set(qparams q_mode=cumsum qlens_type=${qlens})
+                            else ()
+                                set(q_mode ${q})
+                                set(qlens none)
+                                set(qparams q_mode=${q})
+                            endif ()
+                            set(name lb_k4_${target}_${form}_${swa}_s${s}_i${i}_q${q})
+                            livebound_add_kernel(${name} GENERATOR trtllm_metadata TARGET ${target}
+                                                 LARGE_BUFFERS ${cap}
+                                                 PARAMS part=fused with_swa=${with_swa} bounded=${bounded}
+                                                        seq_type=${seq} index_type=${idx} ${qparams}
+                                                        scan_block=${scan_block} ${knobs})
+                            string(APPEND _lb_k4_table
+                                   "LB_K4_FUSED(${target}, ${form}, ${swa}, ${seq}, ${idx}, ${q_mode}, ${qlens}, ${name})\n")
+                            string(APPEND _lb_k4_headers "#include \"${name}.h\"\n")
+                        endforeach ()
+                        continue ()
                     endif ()
                     set(name lb_k4_${target}_${form}_${swa}_s${s}_i${i})
                     # req_to_token pools can pass 2^31 elements (a 1M-token context x 4096 rows).

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -33,7 +34,8 @@ const lb_cubin_entry *find_in(const lb_cubin_entry *table, uint64_t key) {
     return nullptr;
 }
 
-// The entry for `image` when it is PTX text of a tensor-core variant, else nullptr.
+// The entry for `image` when it is PTX text of a variant with a cubin table (tensor-core
+// or register-capped, tools/ptx_link.py), else nullptr.
 const lb_cubin_entry *find_entry(const void *image) {
     const char *text = static_cast<const char *>(image);
     // Halide passes NUL-terminated PTX text, which starts with LLVM's "//" header; an ELF
@@ -50,20 +52,46 @@ const lb_cubin_entry *find_entry(const void *image) {
     return nullptr;
 }
 
-// Every module but a tensor-core variant's passes through unchanged. For those: the cubin
-// with no JIT options (a cubin ignores them); if the driver refuses it (another GPU
-// architecture than sm_90: CUDA_ERROR_NO_BINARY_FOR_GPU = 209, CUDA_ERROR_INVALID_IMAGE =
-// 200, ...) or there is none, the inlined PTX with Halide's options (its register cap,
-// HL_CUDA_JIT_MAX_REGISTERS, halide_glue.cpp). Halide's own PTX would fail to link.
+// CUjit_option CU_JIT_MAX_REGISTERS (cuda.h).
+constexpr int kJitMaxRegisters = 0;
+// The JIT register cap of every module livebound loads as PTX. Halide's CUDA runtime asks
+// for 64 registers per thread unless HL_CUDA_JIT_MAX_REGISTERS is set; the attention
+// kernels hold a query row's Lv + 2 fp32 softmax state per thread: capped at 64 they
+// spill, at 255 they run 1.4-1.65x faster on the H200 (K7, cases A-C,
+// docs/extend_attention.md). A kernel that must stay small carries its own `.maxnreg`
+// (MAX_REGISTERS, cmake/LiveboundKernel.cmake), which the JIT honours under this cap. The
+// cap is passed here, per module load, rather than by setting the environment variable:
+// setenv from a library races with the host's threads (issue 11). A value the caller put
+// in the environment is kept (Halide has read it).
+constexpr uintptr_t kDefaultMaxRegisters = 255;
+
+// Every module but one with a cubin table is loaded as Halide passes it, with the register
+// cap above. For those: the cubin with no JIT options (a cubin ignores them); if the driver
+// refuses it (another GPU architecture than sm_90: CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+// CUDA_ERROR_INVALID_IMAGE = 200, ...) or there is none, the table's PTX (helpers inlined,
+// `.maxnreg` applied) with the same options. Halide's own PTX of a tensor-core variant
+// would fail to link.
 int load_module(void **module, const void *image, unsigned num_options, int *options, void **option_values) {
     const ModuleLoadDataEx driver_load = g_driver_load.load();
+    // Halide passes one option (CU_JIT_MAX_REGISTERS); any others pass through unchanged.
+    int jit_options[8];
+    void *jit_values[8];
+    if (num_options > 8) return driver_load(module, image, num_options, options, option_values);
+    const bool caller_cap = std::getenv("HL_CUDA_JIT_MAX_REGISTERS") != nullptr;
+    for (unsigned i = 0; i < num_options; i++) {
+        jit_options[i] = options[i];
+        jit_values[i] = option_values[i];
+        if (options[i] == kJitMaxRegisters && !caller_cap) {
+            jit_values[i] = reinterpret_cast<void *>(kDefaultMaxRegisters);
+        }
+    }
     const lb_cubin_entry *entry = find_entry(image);
-    if (entry == nullptr) return driver_load(module, image, num_options, options, option_values);
+    if (entry == nullptr) return driver_load(module, image, num_options, jit_options, jit_values);
     if (entry->cubin != nullptr && driver_load(module, entry->cubin, 0, nullptr, nullptr) == 0) {
         g_cubin_loads++;
         return 0;
     }
-    const int status = driver_load(module, entry->ptx, num_options, options, option_values);
+    const int status = driver_load(module, entry->ptx, num_options, jit_options, jit_values);
     if (status == 0) g_ptx_loads++;
     return status;
 }

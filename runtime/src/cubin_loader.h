@@ -1,4 +1,5 @@
-// Loading tensor-core variants (cubin_table.h): a wrapper for the driver's
+// Loading tensor-core and register-capped variants (cubin_table.h), and the JIT register
+// cap of every module: a wrapper for the driver's
 // cuModuleLoadDataEx that halide_cuda_get_symbol (halide_glue.cpp) hands to Halide's CUDA
 // runtime. Halide loads each pipeline's PTX through it, once per pipeline and context.
 #pragma once

@@ -1,8 +1,10 @@
-// The loadable device code of tensor-core CUDA variants, keyed by the PTX Halide embeds.
+// The loadable device code of tensor-core and register-capped CUDA variants, keyed by the
+// PTX Halide embeds.
 //
 // Halide 21 cannot emit tensor-core instructions: those variants call extern device helpers
 // (generators/common/mma_helpers.cu), and the PTX Halide embeds in their objects cannot be
-// loaded as written. tools/ptx_link.py writes, per variant, `lb_cubins_<variant>[]` (in
+// loaded as written. Nor can Halide state a kernel's register cap: a MAX_REGISTERS variant
+// (cmake/LiveboundKernel.cmake) carries its PTX with `.maxnreg` and the cubin built from it. tools/ptx_link.py writes, per variant, `lb_cubins_<variant>[]` (in
 // <variant>.cubins.cpp, compiled into the variant's library) with one entry per embedded
 // PTX module; cubin_loader.cpp substitutes the entry when Halide loads that PTX.
 #pragma once
@@ -16,7 +18,7 @@ struct lb_cubin_entry {
     uint64_t ptx_fnv1a64;        // FNV-1a 64 of the PTX text Halide passes to cuModuleLoadDataEx (no NUL)
     const unsigned char *cubin;  // sm_90 cubin built by ptxas, or nullptr (no CUDA toolkit at build time)
     size_t cubin_bytes;
-    const char *ptx;             // the same module with the helpers inlined, NUL-terminated (JIT fallback)
+    const char *ptx;             // the same module linked (helpers inlined, .maxnreg), NUL-terminated (JIT fallback)
     const char *variant;         // the variant's name, for messages
 };
 // A table ends with an entry whose `ptx` is nullptr.

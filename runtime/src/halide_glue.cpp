@@ -60,14 +60,9 @@ void install_hooks() {
         halide_set_cuda_acquire_context(acquire_context);
         halide_set_cuda_release_context(release_context);
         halide_set_cuda_get_stream(get_stream);
-        // Halide's CUDA runtime JIT-compiles each module's PTX with a cap of 64 registers
-        // per thread unless HL_CUDA_JIT_MAX_REGISTERS says otherwise (its only control).
-        // The attention kernels hold a query row's Lv + 2 fp32 softmax state per thread:
-        // capped at 64 they spill, at 255 they run 1.4-1.65x faster on the H200 (K7, cases
-        // A-C, docs/extend_attention.md); the metadata kernels need far fewer, so the cap
-        // does not change them. A value the caller set is kept (overwrite = 0). Set once,
-        // before any module is loaded (the first call through here).
-        setenv("HL_CUDA_JIT_MAX_REGISTERS", "255", 0);
+        // The JIT register cap (255 unless the caller set HL_CUDA_JIT_MAX_REGISTERS) is
+        // passed per module load by the cuModuleLoadDataEx wrapper (cubin_loader.cpp): the
+        // process environment is never changed.
 #endif
     });
 }
@@ -114,8 +109,9 @@ WrappedBuffer::~WrappedBuffer() {
 // Halide's CUDA runtime resolves every driver entry point through this hook; its
 // default tries the unversioned libcuda.so, which driver-only machines lack.
 // This strong definition replaces the runtime's weak one. cuModuleLoadDataEx, through
-// which Halide loads each pipeline's PTX, is wrapped so that tensor-core variants load
-// their build-time cubin or inlined PTX instead (cubin_loader.h).
+// which Halide loads each pipeline's PTX, is wrapped so that variants with a cubin table
+// (tensor-core, register-capped) load their build-time cubin or linked PTX instead, and
+// every module gets livebound's JIT register cap (cubin_loader.h).
 extern "C" void *halide_cuda_get_symbol(void * /*user_context*/, const char *name) {
     static void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     void *symbol = lib ? dlsym(lib, name) : nullptr;

@@ -1,6 +1,8 @@
 // K4 update_trtllm_mha_graph_metadata: validate every argument, pick the AOT variants
-// (cmake/families/trtllm_metadata.cmake: three parts, seqlens / pages / swa_out) and call
-// the ones this call needs on the caller's memory with the caller's device and stream.
+// (cmake/families/trtllm_metadata.cmake: the parts seqlens / pages / swa_out, and on CUDA
+// the fused seqlens + pages part) and call the ones this call needs on the caller's memory
+// with the caller's device and stream. Every variant is looked up before the first runs:
+// a refusal writes nothing.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -35,6 +37,15 @@ struct PagesVariant {
     lb_dtype seq_lens_dtype, index_dtype;
     int (*run)(void **);
 };
+struct FusedVariant {
+    Target target;
+    lb_variant form;
+    bool swa;
+    lb_dtype seq_lens_dtype, index_dtype;
+    QMode q_mode;
+    lb_dtype qlens_dtype;  // LB_DTYPE_NONE unless q_mode == cumsum
+    int (*run)(void **);
+};
 struct SwaOutVariant {
     Target target;
     int (*run)(void **);
@@ -49,29 +60,49 @@ const SeqlensVariant kSeqlensVariants[] = {
 #define LB_K4_SEQLENS(target, seq, q, qlens, name) {Target::target, k_##seq, kq_##q, k_##qlens, name##_argv},
 #define LB_K4_PAGES(target, form, swa, seq, idx, name)
 #define LB_K4_SWA_OUT(target, name)
+#define LB_K4_FUSED(target, form, swa, seq, idx, q, qlens, name)
 #include "livebound/k4_variants.inc"
 #undef LB_K4_SEQLENS
 #undef LB_K4_PAGES
 #undef LB_K4_SWA_OUT
+#undef LB_K4_FUSED
 };
 const PagesVariant kPagesVariants[] = {
 #define LB_K4_SEQLENS(target, seq, q, qlens, name)
 #define LB_K4_PAGES(target, form, swa, seq, idx, name) \
     {Target::target, k_##form, k_##swa, k_##seq, k_##idx, name##_argv},
 #define LB_K4_SWA_OUT(target, name)
+#define LB_K4_FUSED(target, form, swa, seq, idx, q, qlens, name)
 #include "livebound/k4_variants.inc"
 #undef LB_K4_SEQLENS
 #undef LB_K4_PAGES
 #undef LB_K4_SWA_OUT
+#undef LB_K4_FUSED
 };
 const SwaOutVariant kSwaOutVariants[] = {
 #define LB_K4_SEQLENS(target, seq, q, qlens, name)
 #define LB_K4_PAGES(target, form, swa, seq, idx, name)
 #define LB_K4_SWA_OUT(target, name) {Target::target, name##_argv},
+#define LB_K4_FUSED(target, form, swa, seq, idx, q, qlens, name)
 #include "livebound/k4_variants.inc"
 #undef LB_K4_SEQLENS
 #undef LB_K4_PAGES
 #undef LB_K4_SWA_OUT
+#undef LB_K4_FUSED
+};
+
+const FusedVariant kFusedVariants[] = {
+#define LB_K4_SEQLENS(target, seq, q, qlens, name)
+#define LB_K4_PAGES(target, form, swa, seq, idx, name)
+#define LB_K4_SWA_OUT(target, name)
+#define LB_K4_FUSED(target, form, swa, seq, idx, q, qlens, name) \
+    {Target::target, k_##form, k_##swa, k_##seq, k_##idx, kq_##q, k_##qlens, name##_argv},
+#include "livebound/k4_variants.inc"
+#undef LB_K4_SEQLENS
+#undef LB_K4_PAGES
+#undef LB_K4_SWA_OUT
+#undef LB_K4_FUSED
+    {Target::cpu, k_bounded, false, k_none, k_none, kq_none, k_none, nullptr},  // (the CPU build has none)
 };
 
 // The view of a 1-D int32 output that starts at its element 1 (n elements): the kernels
@@ -215,79 +246,121 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
         check_index_values(a, gather, swa_pages, page_shift, num_real);
     }
 
-    // ---- calls ----
+    // ---- variants: all looked up before the first call, so that a refusal writes nothing ----
     // bs == 0: nothing to write (SGLang launches nothing either; cu_seqlens_k[0] is never ours).
     if (bs == 0) return;
-    PipelineCall call(device);
     const Target target = on_cuda ? Target::cuda : Target::cpu;
-    int32_t offset = a.seqlen_offset;
-
-    // 1. seqlens: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs].
-    {
-        const lb_dtype qlens_dtype = q_mode == QMode::cumsum ? a.qlens.dtype : LB_DTYPE_NONE;
-        const SeqlensVariant *v = nullptr;
-        for (const auto &s : kSeqlensVariants) {
-            if (s.target == target && s.seq_lens_dtype == a.seq_lens.dtype && s.q_mode == q_mode &&
-                s.qlens_dtype == qlens_dtype) {
-                v = &s;
+    const lb_dtype qlens_dtype = q_mode == QMode::cumsum ? a.qlens.dtype : LB_DTYPE_NONE;
+    const bool pages = gather && a.max_seq_pages > 0;
+    // One launch (CUDA): the fused seqlens + pages part. Otherwise seqlens, then pages.
+    const FusedVariant *fused = nullptr;
+    if (pages) {
+        for (const auto &f : kFusedVariants) {
+            if (f.run != nullptr && f.target == target && f.form == a.variant && f.swa == swa_pages &&
+                f.seq_lens_dtype == a.seq_lens.dtype && f.index_dtype == a.req_pool_indices.dtype &&
+                f.q_mode == q_mode && f.qlens_dtype == qlens_dtype) {
+                fused = &f;
             }
         }
-        if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K4 seqlens variant for this target, q_mode and dtypes");
-        const lb_tensor cu_k = from_element_1(a.cu_seqlens_k, bs);
-        std::vector<void *> argv = {call.user_context(), call.wrap_1d(a.seq_lens, "seq_lens", bs), &offset};
-        int32_t q_stride = a.q_stride;
-        if (q_mode == QMode::cumsum) argv.push_back(call.wrap_1d(a.qlens, "qlens", bs));
-        if (q_mode == QMode::strided) argv.push_back(&q_stride);
-        argv.push_back(call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs));
-        argv.push_back(call.wrap_1d(cu_k, "cu_seqlens_k", bs));
-        if (q_mode != QMode::none) {
-            const lb_tensor cu_q = from_element_1(a.cu_seqlens_q, bs);
-            argv.push_back(call.wrap_1d(cu_q, "cu_seqlens_q", bs));
+    }
+    const SeqlensVariant *seqlens_variant = nullptr;
+    const PagesVariant *pages_variant = nullptr;
+    if (fused == nullptr) {
+        for (const auto &v : kSeqlensVariants) {
+            if (v.target == target && v.seq_lens_dtype == a.seq_lens.dtype && v.q_mode == q_mode &&
+                v.qlens_dtype == qlens_dtype) {
+                seqlens_variant = &v;
+            }
         }
-        call.run(v->run, argv);
+        if (!seqlens_variant) {
+            throw Failure(LB_ERROR_UNSUPPORTED, "no K4 seqlens variant for this target, q_mode and dtypes");
+        }
+        if (pages) {
+            for (const auto &g : kPagesVariants) {
+                if (g.target == target && g.form == a.variant && g.swa == swa_pages &&
+                    g.seq_lens_dtype == a.seq_lens.dtype && g.index_dtype == a.req_pool_indices.dtype) {
+                    pages_variant = &g;
+                }
+            }
+            if (!pages_variant) {
+                throw Failure(LB_ERROR_UNSUPPORTED, "no K4 page-table variant for this target, variant, SWA and dtypes");
+            }
+        }
+    }
+    const int64_t swa_out_len = swa_out ? a.swa_out_cache_loc.shape[0] : 0;
+    const SwaOutVariant *swa_out_variant = nullptr;
+    if (swa_out_len > 0) {
+        for (const auto &v : kSwaOutVariants) {
+            if (v.target == target) swa_out_variant = &v;
+        }
+        if (!swa_out_variant) throw Failure(LB_ERROR_UNSUPPORTED, "no K4 swa_out variant for this target");
     }
 
-    // 2. pages: page_table and swa_page_table, live prefix only (LB_BOUNDED).
-    if (gather && a.max_seq_pages > 0) {
-        const PagesVariant *v = nullptr;
-        for (const auto &g : kPagesVariants) {
-            if (g.target == target && g.form == a.variant && g.swa == swa_pages &&
-                g.seq_lens_dtype == a.seq_lens.dtype && g.index_dtype == a.req_pool_indices.dtype) {
-                v = &g;
-            }
-        }
-        if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K4 page-table variant for this target, variant, SWA and dtypes");
-        int32_t max_seq_pages = static_cast<int32_t>(a.max_seq_pages);
-        std::vector<void *> argv = {call.user_context(),
-                                    call.wrap_1d(a.seq_lens, "seq_lens", bs),
-                                    &offset,
-                                    call.wrap_1d(a.req_pool_indices, "req_pool_indices", bs),
-                                    call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0],
-                                                 a.req_to_token.shape[1]),
-                                    &max_seq_pages,
-                                    &page_shift};
+    // ---- calls ----
+    PipelineCall call(device);
+    int32_t offset = a.seqlen_offset;
+    int32_t q_stride = a.q_stride;
+    int32_t max_seq_pages = static_cast<int32_t>(a.max_seq_pages);
+    const lb_tensor cu_k = from_element_1(a.cu_seqlens_k, bs);
+    const lb_tensor cu_q = q_mode != QMode::none ? from_element_1(a.cu_seqlens_q, bs) : lb_tensor{};
+    // The argv pieces in the generator's order (configure(): inputs, then outputs).
+    auto seqlens_inputs = [&](std::vector<void *> &argv) {
+        argv.push_back(call.wrap_1d(a.seq_lens, "seq_lens", bs));
+        argv.push_back(&offset);
+        if (q_mode == QMode::cumsum) argv.push_back(call.wrap_1d(a.qlens, "qlens", bs));
+        if (q_mode == QMode::strided) argv.push_back(&q_stride);
+    };
+    auto page_inputs = [&](std::vector<void *> &argv) {
+        argv.push_back(call.wrap_1d(a.req_pool_indices, "req_pool_indices", bs));
+        argv.push_back(call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1]));
+        argv.push_back(&max_seq_pages);
+        argv.push_back(&page_shift);
         if (swa_pages) argv.push_back(call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0]));
+    };
+    auto seqlens_outputs = [&](std::vector<void *> &argv) {
+        argv.push_back(call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs));
+        argv.push_back(call.wrap_1d(cu_k, "cu_seqlens_k", bs));
+        if (q_mode != QMode::none) argv.push_back(call.wrap_1d(cu_q, "cu_seqlens_q", bs));
+    };
+    auto page_outputs = [&](std::vector<void *> &argv) {
         argv.push_back(call.wrap_2d(a.page_table, "page_table", bs, a.max_seq_pages));
         if (swa_pages) argv.push_back(call.wrap_2d(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages));
-        call.run(v->run, argv);
+    };
+
+    if (fused != nullptr) {
+        // seqlens + pages: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs], page_table
+        // and swa_page_table (live prefix only, LB_BOUNDED) in one launch.
+        std::vector<void *> argv = {call.user_context()};
+        seqlens_inputs(argv);
+        page_inputs(argv);
+        seqlens_outputs(argv);
+        page_outputs(argv);
+        call.run(fused->run, argv);
+    } else {
+        // 1. seqlens: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs].
+        std::vector<void *> argv = {call.user_context()};
+        seqlens_inputs(argv);
+        seqlens_outputs(argv);
+        call.run(seqlens_variant->run, argv);
+        // 2. pages: page_table and swa_page_table, live prefix only (LB_BOUNDED).
+        if (pages_variant != nullptr) {
+            std::vector<void *> pages_argv = {call.user_context(), call.wrap_1d(a.seq_lens, "seq_lens", bs), &offset};
+            page_inputs(pages_argv);
+            page_outputs(pages_argv);
+            call.run(pages_variant->run, pages_argv);
+        }
     }
 
     // 3. swa_out: swa_out_cache_loc, every entry.
-    const int64_t swa_out_len = swa_out ? a.swa_out_cache_loc.shape[0] : 0;
-    if (swa_out_len > 0) {
-        const SwaOutVariant *v = nullptr;
-        for (const auto &s : kSwaOutVariants) {
-            if (s.target == target) v = &s;
-        }
-        if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K4 swa_out variant for this target");
+    if (swa_out_variant != nullptr) {
         // Without out_cache_loc (or with an empty one) num_real is 0 and the kernel reads no
         // location; it still needs a readable buffer: one element of swa_mapping.
         halide_buffer_t *locations = num_real > 0 ? call.wrap_1d(a.out_cache_loc, "out_cache_loc", a.out_cache_loc.shape[0])
                                                   : call.wrap_1d(a.swa_mapping, "swa_mapping", 1);
         int32_t real = static_cast<int32_t>(num_real);
-        call.run(v->run, {call.user_context(), locations, &real,
-                          call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0]),
-                          call.wrap_1d(a.swa_out_cache_loc, "swa_out_cache_loc", swa_out_len)});
+        call.run(swa_out_variant->run, {call.user_context(), locations, &real,
+                                        call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0]),
+                                        call.wrap_1d(a.swa_out_cache_loc, "swa_out_cache_loc", swa_out_len)});
     }
 }
 

@@ -8,9 +8,17 @@ namespace livebound::decode_metadata {
 
 void schedule_cuda_one_kernel(Stages &s, const Knobs &k);
 void schedule_cuda_riding_scan(Stages &s, const Knobs &k);
+void schedule_cuda_riding_grid(Stages &s, const Knobs &k);
 
+// Without a page table (skip_page_table): the prefix-sum kernel below, one launch. With
+// one: schedule_cuda_riding_grid (one launch), unless a knob asks for another form; the
+// two-kernel form below (riding_grid=false) is what it was measured against.
 inline void schedule_cuda(Stages &s, const Knobs &k) {
     using namespace Halide;
+    if (k.riding_grid && !k.full_grid && s.page_table.defined()) {
+        schedule_cuda_riding_grid(s, k);
+        return;
+    }
     if (k.riding_scan && s.page_table.defined()) {
         schedule_cuda_riding_scan(s, k);
         return;
@@ -144,6 +152,82 @@ inline void schedule_cuda_riding_scan(Stages &s, const Knobs &k) {
     ride(s.cache_seqlens);
     s.cu_seqlens_k.compute_with(s.page_table, s.b);
     s.cache_seqlens.compute_with(s.page_table, s.b);
+    schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, unit, s.cu_seqlens_k, ii, s.b, k.col_threads,
+                                  {k.stage_scan_heads, false}, true);
+}
+
+}  // namespace livebound::decode_metadata
+
+namespace livebound::decode_metadata {
+
+// The default with a page table (knob riding_grid): one launch per call. Decisions, each
+// with its reason (H200, graph replay, µs per call; bench/results/2026-12-02-nvidia-h200-
+// k1-one-launch.md, records in autotune/records/k1.jsonl):
+// 1. The page table keeps schedule_cuda's compact 2-D grid (col_groups blocks per request,
+//    a serial column loop per thread that Halide trims to the live page count). The
+//    flattened 1-D grid of riding_scan was slower (bs 256: 15.75 vs 8.70).
+// 2. cache_seqlens and cu_seqlens_k ride on that grid (compute_with at the block loops):
+//    both of its block dims are made from `b` in every Func (the table splits b by 1 and
+//    fuses the extent-1 part with its column group; the riders split b by col_threads,
+//    then by 1), because compute_with matches fused loops by their full names.
+// 3. They ride on the LAST column group (LoopAlignStrategy::AlignEnd), whose blocks hold the
+//    columns only long requests reach, rather than group 0 which every live request uses.
+// 4. Block totals in shared memory at an extent-1 serial loop of the riders (`unit`), so
+//    only riding blocks compute them; every riding block computes all of them (a shared
+//    size that does not depend on the block).
+// 5. 32 registers a thread (MAX_REGISTERS, cmake/families/decode_metadata.cmake): ptxas
+//    gives the fused kernel 56 for the scan's unrolled loads, which halves the resident
+//    threads of the latency-bound gather. Every column live, ps 1, bs 64: 63.3 uncapped,
+//    26.2 capped, 28.1 as two kernels; ps 64 bs 64 (table E): 3.96 vs 4.49 two kernels.
+//    Small batches stay at ~3.35 (bs 1: the riding block's scan is the critical path).
+// (With SWA the request's row stays inline, see below; riders_first, off, puts the
+// riders' loop before the gather's in the fused block.)
+inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
+    using namespace Halide;
+    Var chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"}, lane{"lane"}, gx{"gx"}, ii{"ii"}, unit{"unit"};
+    auto gather = [&](Func f) {
+        f.split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
+            .split(chunk, co, group, k.col_groups, TailStrategy::GuardWithIf)
+            .split(s.b, s.b, lane, 1)
+            .fuse(lane, group, gx)
+            .reorder(co, ci, gx, s.b)
+            .gpu_blocks(gx, s.b)
+            .gpu_threads(ci)
+            .partition(gx, Partition::Never)
+            .partition(s.b, Partition::Never);
+    };
+    auto ride = [&](Func f) {
+        f.split(s.b, s.b, lane, k.col_threads, TailStrategy::GuardWithIf)
+            .split(lane, gx, ii, k.col_threads)
+            .split(ii, unit, ii, k.col_threads)
+            .reorder(ii, unit, gx, s.b)
+            .gpu_blocks(gx, s.b)
+            .gpu_threads(ii)
+            .partition(gx, Partition::Never)
+            .partition(s.b, Partition::Never);
+    };
+    gather(s.page_table);
+    if (s.swa_page_table.defined()) {
+        gather(s.swa_page_table);
+        if (k.riders_first) {
+            s.swa_page_table.compute_with(s.cu_seqlens_k, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+        } else {
+            s.swa_page_table.compute_with(s.page_table, ci);
+        }
+        // The request's row stays inline: computed at the loop both tables share, Halide
+        // allocates it in global memory on every call (its bounds span the fused loop).
+    } else {
+        s.request_row.compute_at(s.page_table, ci);
+    }
+    ride(s.cu_seqlens_k);
+    ride(s.cache_seqlens);
+    if (k.riders_first) {
+        s.cache_seqlens.compute_with(s.cu_seqlens_k, gx);
+        s.page_table.compute_with(s.cu_seqlens_k, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+    } else {
+        s.cu_seqlens_k.compute_with(s.page_table, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+        s.cache_seqlens.compute_with(s.page_table, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+    }
     schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, unit, s.cu_seqlens_k, ii, s.b, k.col_threads,
                                   {k.stage_scan_heads, false}, true);
 }

@@ -15,11 +15,16 @@ struct Knobs {
     int col_groups = 16;    // CUDA (compact grid): blocks per request, columns interleaved
     bool full_grid = false; // CUDA: one block per column chunk over the whole width
     int scan_threads = 256; // CUDA: threads per block of the seqlen / prefix-sum kernel
-    bool one_kernel = false; // CUDA: scan and gather in one launch, one block per request
+    bool one_kernel = false; // CUDA: scan and gather in one launch, one block per request (off)
     // CUDA: scan and gather in one launch, the prefix sums riding on the page-table grid's
     // first blocks (schedule_cuda_riding_scan). Off: measured slower at bs 256 and on full
     // columns (autotune/records/k1.jsonl, 2026-12-01).
     bool riding_scan = false;
+    // CUDA: scan and gather in one launch, the prefix sums riding on the page-table grid's
+    // last column group (schedule_cuda_riding_grid): one launch per call, the default.
+    bool riding_grid = true;
+    // CUDA (riding_grid): the riders' loop runs before the gather's in the fused block.
+    bool riders_first = false;
     bool stage_scan_heads = false; // CUDA: block heads of the scan read terms staged in shared memory
 };
 

@@ -1,4 +1,5 @@
-// K2 / K3 on CUDA: two launches per call, a lengths kernel and a gather kernel.
+// K2 / K3 on CUDA: two launches per call, a lengths kernel and a gather kernel (one launch,
+// knob riding_grid, measured slower: stages.h).
 // Decisions, each with its reason:
 #pragma once
 
@@ -7,8 +8,14 @@
 
 namespace livebound::dsa_metadata {
 
+void schedule_cuda_riding_grid(Stages &s, const Knobs &k);
+
 inline void schedule_cuda(Stages &s, const Knobs &k) {
     using namespace Halide;
+    if (k.riding_grid && (s.page_table_1.defined() || s.real_page_table.defined())) {
+        schedule_cuda_riding_grid(s, k);
+        return;
+    }
     Var io{"io"}, ii{"ii"}, chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"};
 
     // 1. One lengths kernel: one thread per entry of cu_seqlens_k, and every other 1-D
@@ -69,6 +76,74 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
         place(s.real_page_table);
         s.real_page_table.compute_with(s.page_table_1, ci);
     }
+}
+
+}  // namespace livebound::dsa_metadata
+
+namespace livebound::dsa_metadata {
+
+// One launch per call (knob riding_grid, off: measured slower, stages.h): K1's riding grid
+// (schedules/decode_metadata/cuda.h, schedule_cuda_riding_grid) on the gather grid above.
+// Decisions, each with its reason:
+// 1. The gather grid as in schedule_cuda (table rows on x, col_groups on y, a trimmed serial
+//    column loop per thread), with its row dim renamed to the 1-D outputs' `i` and both block
+//    dims made from it, so that the 1-D outputs' loops carry the same names
+//    (compute_with matches fused loops by name).
+// 2. Every 1-D output (and K3's ctx_lens_2d) rides on the grid's last column group
+//    (LoopAlignStrategy::AlignEnd), one thread per entry: those blocks hold the columns
+//    only long rows reach.
+// 3. Each scan's block totals (and staged terms) in shared memory at an extent-1 serial loop
+//    of its own output (`unit`): only riding blocks compute them, all of them (a shared size
+//    the same for every block).
+inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
+    using namespace Halide;
+    Var chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"}, lane{"lane"}, gx{"gx"}, ii{"ii"}, unit{"unit"};
+    const Var &i = s.i;
+    auto gather = [&](Func f) {
+        f.rename(s.row, i)
+            .split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
+            .split(chunk, co, group, k.col_groups, TailStrategy::GuardWithIf)
+            .split(i, i, lane, 1)
+            .fuse(lane, group, gx)
+            .reorder(co, ci, i, gx)
+            .gpu_blocks(i, gx)
+            .gpu_threads(ci)
+            .partition(i, Partition::Never)
+            .partition(gx, Partition::Never);
+    };
+    auto ride = [&](Func f) {
+        f.split(i, i, lane, k.col_threads, TailStrategy::GuardWithIf)
+            .split(lane, gx, ii, k.col_threads)
+            .split(ii, unit, ii, k.col_threads);
+        if (f.dimensions() == 2) {
+            Var d = f.args()[0];  // K3's ctx_lens_2d (d, i): a serial loop over the draft rows
+            f.reorder(d, ii, unit, i, gx);
+        } else {
+            f.reorder(ii, unit, i, gx);
+        }
+        f.gpu_blocks(i, gx).gpu_threads(ii).partition(i, Partition::Never).partition(gx, Partition::Never);
+    };
+    Func first = s.page_table_1.defined() ? s.page_table_1 : s.real_page_table;
+    gather(first);
+    if (s.page_table_1.defined() && s.real_page_table.defined()) {
+        gather(s.real_page_table);
+        s.real_page_table.compute_with(first, ci);
+        // The table row's req_to_token row stays inline: computed at the loop both tables
+        // share, Halide allocates it in global memory on every call (as in K1 with SWA).
+    } else {
+        s.request_row.compute_at(first, ci);
+    }
+    std::vector<Func> riders{s.cu_seqlens_k, s.dsa_cu_seqlens_k};
+    riders.insert(riders.end(), s.elementwise.begin(), s.elementwise.end());
+    if (s.ctx_lens_2d.defined()) riders.push_back(s.ctx_lens_2d);
+    for (Func f : riders) {
+        ride(f);
+        f.compute_with(first, i, {{gx, LoopAlignStrategy::AlignEnd}});
+    }
+    const schedules::ScanStaging staging{k.stage_head, k.stage_totals};
+    schedules::place_blocked_scan(s.cu_scan, s.cu_seqlens_k, unit, s.cu_seqlens_k, ii, i, k.col_threads, staging, true);
+    schedules::place_blocked_scan(s.dsa_scan, s.dsa_cu_seqlens_k, unit, s.dsa_cu_seqlens_k, ii, i, k.col_threads,
+                                  staging, true);
 }
 
 }  // namespace livebound::dsa_metadata

@@ -32,6 +32,15 @@ struct Knobs {
     // entry per scan, so E beyond ~10k would exceed the 48 KiB a launch gets). Off: a
     // block-total thread loads / computes its 32 terms itself (unrolled).
     bool stage_totals = false;
+    // CUDA: one launch per call, the 1-D outputs and their scans riding on the gather grid's
+    // last column group (schedule_cuda_riding_grid). Off: two launches (schedule_cuda), which
+    // measured faster on every table-E case (H200, µs, two launches / one launch uncapped /
+    // capped at 32 registers: K2 skip bs 1 4.48 / 5.39 / 6.18, bs 64 7.47 / 10.03 / 8.52;
+    // K3 skip bs 1 5.37 / 7.60 / 9.87, bs 64 10.09 / 18.28 / 13.19; autotune/records/
+    // dsa_metadata.jsonl). Each of the five 1-D outputs rides as a loop of its own, one
+    // after another in the riding block with barriers between them (in the lengths kernel
+    // they share one loop), and the two scans run there after that block's gather.
+    bool riding_grid = false;
 };
 
 struct Stages {

@@ -6,8 +6,14 @@
 
 namespace livebound::trtllm_metadata {
 
+void schedule_cuda_fused(Stages &s, const Knobs &k);
+
 inline void schedule_cuda(Stages &s, const Knobs &k) {
     using namespace Halide;
+    if (s.cu_seqlens_k.defined() && s.page_table.defined()) {
+        schedule_cuda_fused(s, k);
+        return;
+    }
     Var io{"io"}, ii{"ii"}, chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"};
 
     if (s.cu_seqlens_k.defined()) {
@@ -65,6 +71,80 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
     if (s.swa_out_cache_loc.defined()) {
         // 6. swa_out part: one thread per entry (SGLang: 512-entry programs).
         s.swa_out_cache_loc.gpu_tile(s.b, io, ii, k.out_threads, TailStrategy::GuardWithIf);
+    }
+}
+
+}  // namespace livebound::trtllm_metadata
+
+namespace livebound::trtllm_metadata {
+
+// The fused part (seqlens + pages in one pipeline, the CUDA build's): one launch per call,
+// K1's riding grid (schedules/decode_metadata/cuda.h, schedule_cuda_riding_grid) on the
+// page-table grid of step 3 above. Decisions, each with its reason:
+// 1. The page tables as in steps 3-5, with both block dims made from `b` (the table splits
+//    b by 1 and fuses the extent-1 part with its column group), so that the 1-D outputs'
+//    loops carry the same names (compute_with matches fused loops by name).
+// 2. cache_seqlens, cu_seqlens_k and cu_seqlens_q ride on the grid's last column group
+//    (LoopAlignStrategy::AlignEnd), one thread per entry, col_threads per block (a fused
+//    kernel's block is the largest of its stages').
+// 3. Each scan's block totals in shared memory at an extent-1 serial loop of its own output
+//    (`unit`): only riding blocks compute them, all of them (one shared size per launch).
+// 4. No register cap (the K4 manifest's MAX_REGISTERS stays 0): with one block of
+//    col_threads = 128 per request the gather is not short of resident threads, and the
+//    capped riding scans spill. H200, graph replay, µs (two launches / fused uncapped /
+//    fused capped at 32): noswa bs 64 3.84 / 3.12 / 4.00, bs 256 4.28 / 3.35 / 4.17; swa
+//    bs 64 5.54 / 4.99 / 5.86 (three launches / two with swa_out).
+// 5. riders_first (knob, off): the riders' loops run before the gather's in the fused block.
+inline void schedule_cuda_fused(Stages &s, const Knobs &k) {
+    using namespace Halide;
+    Var chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"}, lane{"lane"}, gx{"gx"}, ii{"ii"}, unit{"unit"};
+    auto gather = [&](Func f) {
+        f.split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
+            .split(chunk, co, group, k.col_groups, TailStrategy::GuardWithIf)
+            .split(s.b, s.b, lane, 1)
+            .fuse(lane, group, gx)
+            .reorder(co, ci, gx, s.b)
+            .gpu_blocks(gx, s.b)
+            .gpu_threads(ci)
+            .partition(gx, Partition::Never)
+            .partition(s.b, Partition::Never);
+    };
+    auto ride = [&](Func f) {
+        f.split(s.b, s.b, lane, k.col_threads, TailStrategy::GuardWithIf)
+            .split(lane, gx, ii, k.col_threads)
+            .split(ii, unit, ii, k.col_threads)
+            .reorder(ii, unit, gx, s.b)
+            .gpu_blocks(gx, s.b)
+            .gpu_threads(ii)
+            .partition(gx, Partition::Never)
+            .partition(s.b, Partition::Never);
+    };
+    std::vector<Func> riders{s.cu_seqlens_k, s.cache_seqlens};
+    if (s.cu_seqlens_q.defined()) riders.push_back(s.cu_seqlens_q);
+    for (Func f : riders) ride(f);
+    gather(s.page_table);
+    if (k.riders_first) {
+        for (size_t r = 1; r < riders.size(); r++) riders[r].compute_with(s.cu_seqlens_k, gx);
+        s.page_table.compute_with(s.cu_seqlens_k, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+    } else {
+        for (Func f : riders) f.compute_with(s.page_table, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+    }
+    if (s.swa_page_table.defined()) {
+        gather(s.swa_page_table);
+        if (k.riders_first) {
+            s.swa_page_table.compute_with(s.cu_seqlens_k, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+        } else {
+            s.swa_page_table.compute_with(s.page_table, ci);
+        }
+        // The request's row stays inline: computed at the loop both tables share, Halide
+        // allocates it in global memory on every call (K1's measurement with SWA).
+    } else {
+        s.request_row.compute_at(s.page_table, ci);
+    }
+    schedules::place_blocked_scan(s.scan_k, s.cu_seqlens_k, unit, s.cu_seqlens_k, ii, s.b, k.col_threads, {}, true);
+    if (s.scan_q.block_total.defined()) {
+        schedules::place_blocked_scan(s.scan_q, s.cu_seqlens_q, unit, s.cu_seqlens_q, ii, s.b, k.col_threads, {},
+                                      true);
     }
 }
 

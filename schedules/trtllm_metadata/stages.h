@@ -18,6 +18,8 @@ struct Knobs {
     int col_groups = 1;     // CUDA: blocks per request, column chunks interleaved
     int scan_threads = 256; // CUDA: threads per block of the seqlens / prefix-sum kernel
     int out_threads = 256;  // CUDA: threads per block of the swa_out_cache_loc kernel
+    // CUDA (fused part): the 1-D outputs' loops run before the gather's in the fused block.
+    bool riders_first = false;
 };
 
 struct Stages {

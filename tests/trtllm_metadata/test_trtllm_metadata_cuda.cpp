@@ -153,14 +153,14 @@ TEST_P(CudaTrtllmMetadataGraph, ReplaysFollowUpdatedSeqLens) {
     ASSERT_EQ(captured_status, LB_OK) << "call during capture: " << captured_message;
     ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
     {
-        // Kernel launches per call: K4 is three AOT pipelines called in turn (seqlens; the
-        // page tables unless skipped or zero-width; swa_out_cache_loc when it has entries),
-        // one kernel each. Nothing but kernels.
+        // Kernel launches per call: on CUDA the lengths and the page tables are one kernel
+        // (the fused part; the seqlens part alone when the tables are skipped or zero-width),
+        // plus one for swa_out_cache_loc when it has entries (its own AOT pipeline). Nothing
+        // but kernels.
         const CapturedNodes nodes = count_graph_nodes(graph);
-        const size_t pages = !spec.skip_page_table && problem.bs > 0 && problem.max_seq_pages > 0 ? 1 : 0;
         const size_t swa_out = problem.bs > 0 && problem.swa_out_len > 0 ? 1 : 0;
         EXPECT_EQ(nodes.error, "");
-        EXPECT_EQ(nodes.kernels, (problem.bs > 0 ? 1u : 0u) + pages + swa_out);
+        EXPECT_EQ(nodes.kernels, (problem.bs > 0 ? 1u : 0u) + swa_out);
         EXPECT_EQ(nodes.total, nodes.kernels) << "a node that is not a kernel";
     }
     cuda::CUgraphExec exec = nullptr;
