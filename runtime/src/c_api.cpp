@@ -23,6 +23,11 @@ lb_status guarded_call(const char *entry_point, void (*body)(const void *), cons
     } catch (const std::exception &e) {
         t_last_error = std::string(entry_point) + ": internal error: " + e.what();
         return LB_ERROR_KERNEL;
+    } catch (...) {
+        // Nothing may cross the C ABI: an exception of any other type (a callback's, a
+        // library's) is an internal error too.
+        t_last_error = std::string(entry_point) + ": internal error: an exception that is not a std::exception";
+        return LB_ERROR_KERNEL;
     }
 }
 
