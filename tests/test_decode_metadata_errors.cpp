@@ -307,6 +307,28 @@ TEST(DecodeMetadataErrors, BaselineCallSucceeds) {
     EXPECT_TRUE(check_seqlens(problem, expected, problem.describe(LB_BOUNDED)));
 }
 
+// Spec §3.1: a request with no live page has its row never read, so its req_pool_indices
+// entry may be garbage. The CPU accepts it as CUDA does (issue 11: the devices disagreed),
+// writes the request's lengths and leaves its page-table row alone.
+TEST(DecodeMetadataErrors, DeadRequestWithGarbagePoolRowIsAccepted) {
+    DecodeMetadataProblem problem = make_problem(baseline_case(), LB_INT64, LB_INT64);
+    problem.set_seq_lens({0, problem.seq_len_values[1], problem.seq_len_values[2], problem.seq_len_values[3]});
+    problem.pool_row_of[0] = 1000000007;
+    problem.req_pool_indices.store(0, 1000000007);
+    const std::string context = problem.describe(LB_BOUNDED) + " seq_lens[0] = 0, req_pool_indices[0] = 1000000007";
+    const reference::DecodeMetadataExpected expected = reference::decode_metadata(problem.reference_inputs());
+    const lb_decode_metadata_args args = problem.args(LB_BOUNDED);
+    ASSERT_EQ(lb_normal_decode_set_metadata(&args, livebound::cpu()), LB_OK) << context << "\n" << lb_last_error();
+    EXPECT_TRUE(check_seqlens(problem, expected, context));
+    EXPECT_TRUE(check_page_tables(problem, expected, PageTableExpectation::kBounded, context));
+    // A live request's garbage row is still refused by name.
+    problem.set_seq_lens({1, problem.seq_len_values[1], problem.seq_len_values[2], problem.seq_len_values[3]});
+    const lb_decode_metadata_args live_args = problem.args(LB_BOUNDED);
+    EXPECT_EQ(lb_normal_decode_set_metadata(&live_args, livebound::cpu()), LB_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(lb_last_error()).find("req_pool_indices[0] = 1000000007"), std::string::npos)
+        << lb_last_error();
+}
+
 // The boundary of the read-past-context check: a last live page starting at column
 // ctx - page_size (seq_len == ctx) is inside req_to_token and must be accepted.
 TEST(DecodeMetadataErrors, LivePagesEndingExactlyAtContextAreAccepted) {

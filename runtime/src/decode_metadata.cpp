@@ -58,14 +58,17 @@ void check_index_values(const lb_decode_metadata_args &a, int64_t bs, int page_s
     const int64_t pool_rows = a.req_to_token.shape[0], ctx = a.req_to_token.shape[1];
     const bool swa = !validate::is_absent(a.full_to_swa);
     for (int64_t b = 0; b < bs; b++) {
+        int32_t kv_len = static_cast<int32_t>(validate::host_element(a.seq_lens, b)) + a.seq_len_delta;
+        int64_t live = std::min<int64_t>((int64_t{kv_len} + (int64_t{1} << page_shift) - 1) >> page_shift, a.max_seq_pages);
+        // A request with no live page has its row never read by the bounded kernels (spec
+        // §3.1: its req_pool_indices entry may be garbage; the full-width twin reads a clamped
+        // row, as on CUDA): not checked, so that CPU and CUDA accept the same calls.
+        if (live <= 0) continue;
         int64_t row = validate::host_element(a.req_pool_indices, b);
         if (row < 0 || row >= pool_rows) {
             bad_argument("req_pool_indices", "req_pool_indices[" + std::to_string(b) + "] = " + std::to_string(row) +
                                                  " is outside [0, " + std::to_string(pool_rows) + ") (req_to_token rows)");
         }
-        int32_t kv_len = static_cast<int32_t>(validate::host_element(a.seq_lens, b)) + a.seq_len_delta;
-        int64_t live = std::min<int64_t>((int64_t{kv_len} + (int64_t{1} << page_shift) - 1) >> page_shift, a.max_seq_pages);
-        if (live <= 0) continue;
         int64_t last_token = (live - 1) << page_shift;
         if (last_token >= ctx) {
             bad_argument("seq_lens", "seq_lens[" + std::to_string(b) + "] + seq_len_delta = " + std::to_string(kv_len) +

@@ -3,6 +3,7 @@
 // dtype, from cmake/families/dsa_metadata.cmake), and call it on the caller's memory with
 // the caller's device and stream.
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -152,15 +153,19 @@ void validate_1d_output(Common &c, const lb_tensor &t, const char *name, int64_t
 
 // Device residency (CUDA) or the index values the kernel follows (CPU: req_pool_indices
 // rows; the columns are in range by req_to_token's shape check). On CUDA the rows are
-// clamped inside the kernel but not checked: that would need a device sync.
+// clamped inside the kernel but not checked: that would need a device sync. A request
+// whose table rows have no live column (`live_tokens(b) <= 0`) has its row never read by
+// the bounded kernels (its entry may be garbage; the full-width twin reads a clamped row,
+// as on CUDA): not checked, so that CPU and CUDA accept the same calls.
 void validate_memory(const Common &c, const lb_device &device, const lb_tensor &req_pool_indices,
-                     const lb_tensor &req_to_token) {
+                     const lb_tensor &req_to_token, const std::function<int64_t(int64_t)> &live_tokens) {
     if (c.on_cuda) {
         for (auto &[t, name] : c.used) validate::on_cuda_device(*t, name, device.index);
         return;
     }
     const int64_t pool_rows = req_to_token.shape[0];
     for (int64_t b = 0; b < c.bs; b++) {
+        if (live_tokens(b) <= 0) continue;
         const int64_t row = validate::host_element(req_pool_indices, b);
         if (row < 0 || row >= pool_rows) {
             bad_argument("req_pool_indices", "req_pool_indices[" + std::to_string(b) + "] = " + std::to_string(row) +
@@ -179,7 +184,10 @@ void run_k2(const lb_dsa_decode_metadata_args &a, const lb_device &device) {
     validate_1d_output(c, a.dsa_cache_seqlens, "dsa_cache_seqlens", bs, "bs");
     validate_1d_output(c, a.dsa_cu_seqlens_k, "dsa_cu_seqlens_k", bs + 1, "bs + 1");
     validate_tables(c, a.page_table_1, a.real_page_table, bs, "bs", a.max_len, "max_len");
-    validate_memory(c, device, a.req_pool_indices, a.req_to_token);
+    // Row b's live tokens: min(s_b, max_len) (the generator's `live`).
+    validate_memory(c, device, a.req_pool_indices, a.req_to_token, [&](int64_t b) {
+        return std::min<int64_t>(static_cast<int32_t>(validate::host_element(a.seq_lens, b)), a.max_len);
+    });
 
     // ---- call ----
     PipelineCall call(device);
@@ -235,7 +243,11 @@ void run_k3(const lb_dsa_target_verify_metadata_args &a, const lb_device &device
         c.used.push_back({&a.paged_mqa_ctx_lens_2d, "paged_mqa_ctx_lens_2d"});
     }
     validate_tables(c, a.page_table_1, a.real_page_table, e, "bs * next_n", a.max_seqlen_k, "max_seqlen_k");
-    validate_memory(c, device, a.req_pool_indices, a.req_to_token);
+    // Request r's rows' live tokens: min(s_r + next_n, max_seqlen_k) (the generator's `live`).
+    validate_memory(c, device, a.req_pool_indices, a.req_to_token, [&](int64_t r) {
+        return std::min<int64_t>(
+            int64_t{static_cast<int32_t>(validate::host_element(a.seq_lens, r))} + a.next_n, a.max_seqlen_k);
+    });
 
     // ---- call ----
     PipelineCall call(device);

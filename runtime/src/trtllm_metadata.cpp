@@ -127,16 +127,19 @@ void check_index_values(const lb_trtllm_mha_graph_metadata_args &a, bool gather,
         const int64_t pool_rows = a.req_to_token.shape[0], ctx = a.req_to_token.shape[1];
         const auto *r2t = static_cast<const int32_t *>(a.req_to_token.data);
         for (int64_t i = 0; i < bs; i++) {
+            const int32_t kv_len = static_cast<int32_t>(validate::host_element(a.seq_lens, i) + a.seqlen_offset);
+            const int64_t live = std::min<int64_t>(
+                (int64_t{kv_len} + (int64_t{1} << page_shift) - 1) >> page_shift, a.max_seq_pages);
+            // A request with no live page: its row is never read by the bounded kernels (its
+            // req_pool_indices entry may be garbage; the full-width twin reads a clamped row,
+            // as on CUDA): not checked, so that CPU and CUDA accept the same calls.
+            if (live <= 0) continue;
             const int64_t row = validate::host_element(a.req_pool_indices, i);
             if (row < 0 || row >= pool_rows) {
                 bad_argument("req_pool_indices", "req_pool_indices" + at(i) + " = " + std::to_string(row) +
                                                      " is outside [0, " + std::to_string(pool_rows) +
                                                      ") (req_to_token rows)");
             }
-            const int32_t kv_len = static_cast<int32_t>(validate::host_element(a.seq_lens, i) + a.seqlen_offset);
-            const int64_t live = std::min<int64_t>(
-                (int64_t{kv_len} + (int64_t{1} << page_shift) - 1) >> page_shift, a.max_seq_pages);
-            if (live <= 0) continue;
             const int64_t last_token = (live - 1) << page_shift;
             if (last_token >= ctx) {
                 bad_argument("seq_lens", "seq_lens" + at(i) + " + seqlen_offset = " + std::to_string(kv_len) +

@@ -205,6 +205,24 @@ TEST(DsaMetadataErrorsBaseline, BaselinesSucceed) {
     }
 }
 
+// A K2 request with seq_len 0 has no live column: its row is never read, so its
+// req_pool_indices entry may be garbage. The CPU accepts it as CUDA does (issue 11), and a
+// live request's garbage row is still refused by name. (K3 reads every request's row:
+// live = min(s_r + next_n, max_seqlen_k) >= 1.)
+TEST(DsaMetadataErrorsBaseline, DeadRequestWithGarbagePoolRowIsAccepted) {
+    DsaProblem p = make_problem(k2_baseline(), LB_INT64);  // seq_lens {10, 64, 0, 33}
+    // The reference (which also computes the full-width rows) sees the valid row; the bounded
+    // outputs do not depend on it.
+    const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
+    p.req_pool_indices.store(2, 1000000007);
+    ASSERT_EQ(p.call(LB_BOUNDED, host_ptr, livebound::cpu()), LB_OK) << lb_last_error();
+    EXPECT_TRUE(check_outputs(p, want, LB_BOUNDED, p.describe(LB_BOUNDED, "cpu") + " req_pool_indices[2] = 1000000007"));
+    p.set_seq_lens({10, 64, 1, 33});
+    EXPECT_EQ(p.call(LB_BOUNDED, host_ptr, livebound::cpu()), LB_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(lb_last_error()).find("req_pool_indices[2] = 1000000007"), std::string::npos)
+        << lb_last_error();
+}
+
 TEST(DsaMetadataErrorsNull, NullArgsNamed) {
     EXPECT_EQ(lb_fused_dsa_decode_metadata(nullptr, livebound::cpu()), LB_ERROR_INVALID_ARGUMENT);
     EXPECT_TRUE(names_argument(lb_last_error(), "args")) << lb_last_error();

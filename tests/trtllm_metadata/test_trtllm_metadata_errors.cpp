@@ -195,6 +195,32 @@ TEST(CpuTrtllmMetadataErrorsMisc, SuccessClearsLastError) {
     EXPECT_STREQ(lb_last_error(), "");
 }
 
+// A request whose kv length is 0 has no live page: its row is never read, so its
+// req_pool_indices entry may be garbage. The CPU accepts it as CUDA does (issue 11); a live
+// request's garbage row is still refused by name.
+TEST(CpuTrtllmMetadataErrorsMisc, DeadRequestWithGarbagePoolRowIsAccepted) {
+    TrtllmCase c = baseline_case();
+    c.seqlen_offset = 0;
+    TrtllmProblem problem = make_problem(c);
+    std::vector<int64_t> lens = problem.seq_len_values;
+    lens[0] = 0;
+    problem.set_seq_lens(lens);
+    // The reference (which also computes the full-width rows) sees the valid row; the bounded
+    // outputs do not depend on it.
+    const reference::TrtllmMetadataExpected want = reference::trtllm_metadata(problem.reference_inputs());
+    problem.req_pool_indices.store(problem.req_pool_indices.offset(0), 1000000007);
+    const std::string context = problem.describe(LB_BOUNDED) + " seq_lens[0] = 0, req_pool_indices[0] = 1000000007";
+    const lb_trtllm_mha_graph_metadata_args args = problem.host_args(LB_BOUNDED);
+    ASSERT_EQ(lb_update_trtllm_mha_graph_metadata(&args, livebound::cpu()), LB_OK) << context << "\n" << lb_last_error();
+    EXPECT_TRUE(check_scalars(problem, want, context));
+    EXPECT_TRUE(check_tables(problem, want, LB_BOUNDED, context));
+    lens[0] = 1;
+    problem.set_seq_lens(lens);
+    const lb_trtllm_mha_graph_metadata_args live_args = problem.host_args(LB_BOUNDED);
+    EXPECT_EQ(lb_update_trtllm_mha_graph_metadata(&live_args, livebound::cpu()), LB_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(lb_last_error()).find("1000000007"), std::string::npos) << lb_last_error();
+}
+
 // q_mode 0 with qlens / cu_seqlens_q absent, skip_page_table with page tables absent and
 // garbage page_size, out_cache_loc absent: all valid.
 TEST(CpuTrtllmMetadataErrorsMisc, OptionalArgumentsMayBeAbsent) {
