@@ -186,6 +186,7 @@ public:
             by_row.k_out = k_out;
             by_row.w = w;
             by_row.batch = seq_lens.dim(0).extent();
+            by_row.words = head_dim / 4;
             by_row.s_out = *s_out;
             dsa_kv_gather::schedule_cuda_rows(by_row, knobs);
             return;

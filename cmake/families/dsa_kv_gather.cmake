@@ -2,10 +2,11 @@
 # dsa_kv_gather. Included by cmake/kernels.cmake (LIVEBOUND_TARGETS and _lb_gen_dir are
 # set there).
 #
-# Variants: target x bounded/full-width x seq_lens dtype x page_indices dtype, plus the
-# CUDA bounded row grid (same dtypes). D
-# (index_head_dim) is compile time (head_dim=128, the only value SGLang uses; the runtime
-# rejects others); page_size, max_seq_len and every length stay runtime inputs.
+# Variants: target x index_head_dim x bounded/full-width x seq_lens dtype x page_indices
+# dtype, plus the CUDA bounded row grid (same axes). D (index_head_dim) is compile time:
+# 128 (SGLang's DeepSeek-V3.2 indexer; the names carry no suffix), 64 and 256 (`_d64`,
+# `_d256`: other DSA indexer configurations); the runtime refuses others by name.
+# page_size, max_seq_len and every length stay runtime inputs.
 
 # Schedule knobs of the CUDA variants (GeneratorParams of schedules/dsa_kv_gather/).
 # The reviewed values are the defaults in schedules/dsa_kv_gather/stages.h.
@@ -22,38 +23,45 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
         set(scan_block 0)
         set(knobs "")
     endif ()
-    foreach (seq IN ITEMS int32 int64)
-        string(REPLACE "int" "" s ${seq})
-        foreach (idx IN ITEMS int32 int64)
-            string(REPLACE "int" "" i ${idx})
-            foreach (form IN ITEMS bounded full)
-                if (form STREQUAL "bounded")
-                    set(bounded true)
-                else ()
-                    set(bounded false)
-                endif ()
-                set(name lb_k5_${target}_${form}_s${s}_i${i})
-                # buf passes 2^31 bytes at 254,201 pages of 8448 bytes (D = 128, ps = 64):
-                # every offset into it is 64-bit (spec §1.4).
-                livebound_add_kernel(${name} GENERATOR dsa_kv_gather TARGET ${target}
-                                     LARGE_BUFFERS
-                                     PARAMS head_dim=128 bounded=${bounded} seq_lens.type=${seq}
-                                            page_indices.type=${idx} scan_block=${scan_block} ${knobs})
-                string(APPEND _lb_k5_table "LB_K5_GATHER(${target}, ${form}, scatter, ${seq}, ${idx}, ${name})\n")
-                string(APPEND _lb_k5_headers "#include \"${name}.h\"\n")
-                # The row grid (schedules/dsa_kv_gather/cuda.h R1-R5): the bounded CUDA form
-                # the runtime prefers. Not LARGE_BUFFERS: Halide's alignment analysis stops at
-                # the 64-bit index casts, and the 16-byte accesses need it, so this form serves
-                # buffers below 2^31 words (8 GiB of buf); the runtime sends larger ones to the
-                # scatter form above.
-                if (target STREQUAL "cuda" AND form STREQUAL "bounded")
-                    set(name lb_k5_${target}_rows_s${s}_i${i})
+    foreach (head_dim IN ITEMS 128 64 256)
+        if (head_dim EQUAL 128)
+            set(dsuffix "")
+        else ()
+            set(dsuffix _d${head_dim})
+        endif ()
+        foreach (seq IN ITEMS int32 int64)
+            string(REPLACE "int" "" s ${seq})
+            foreach (idx IN ITEMS int32 int64)
+                string(REPLACE "int" "" i ${idx})
+                foreach (form IN ITEMS bounded full)
+                    if (form STREQUAL "bounded")
+                        set(bounded true)
+                    else ()
+                        set(bounded false)
+                    endif ()
+                    set(name lb_k5_${target}_${form}_s${s}_i${i}${dsuffix})
+                    # buf passes 2^31 bytes at 254,201 pages of 8448 bytes (D = 128, ps = 64):
+                    # every offset into it is 64-bit (spec §1.4).
                     livebound_add_kernel(${name} GENERATOR dsa_kv_gather TARGET ${target}
-                                         PARAMS head_dim=128 bounded=true row_grid=true seq_lens.type=${seq}
+                                         LARGE_BUFFERS
+                                         PARAMS head_dim=${head_dim} bounded=${bounded} seq_lens.type=${seq}
                                                 page_indices.type=${idx} scan_block=${scan_block} ${knobs})
-                    string(APPEND _lb_k5_table "LB_K5_GATHER(${target}, ${form}, rows, ${seq}, ${idx}, ${name})\n")
+                    string(APPEND _lb_k5_table "LB_K5_GATHER(${target}, ${form}, scatter, ${seq}, ${idx}, ${head_dim}, ${name})\n")
                     string(APPEND _lb_k5_headers "#include \"${name}.h\"\n")
-                endif ()
+                    # The row grid (schedules/dsa_kv_gather/cuda.h R1-R5): the bounded CUDA form
+                    # the runtime prefers. Not LARGE_BUFFERS: Halide's alignment analysis stops at
+                    # the 64-bit index casts, and the 16-byte accesses need it, so this form serves
+                    # buffers below 2^31 words (8 GiB of buf); the runtime sends larger ones to the
+                    # scatter form above.
+                    if (target STREQUAL "cuda" AND form STREQUAL "bounded")
+                        set(name lb_k5_${target}_rows_s${s}_i${i}${dsuffix})
+                        livebound_add_kernel(${name} GENERATOR dsa_kv_gather TARGET ${target}
+                                             PARAMS head_dim=${head_dim} bounded=true row_grid=true seq_lens.type=${seq}
+                                                    page_indices.type=${idx} scan_block=${scan_block} ${knobs})
+                        string(APPEND _lb_k5_table "LB_K5_GATHER(${target}, ${form}, rows, ${seq}, ${idx}, ${head_dim}, ${name})\n")
+                        string(APPEND _lb_k5_headers "#include \"${name}.h\"\n")
+                    endif ()
+                endforeach ()
             endforeach ()
         endforeach ()
     endforeach ()

@@ -28,15 +28,13 @@ enum class Grid { scatter, rows };
 constexpr int64_t kRowGridMaxBatch = 8192;
 constexpr int64_t kMaxWords32 = (int64_t{1} << 31) - 1;
 
-// The one head dim the manifest builds (head_dim=128).
-constexpr int32_t kHeadDim = 128;
-
 // One row per AOT library of K5; generated from the manifest.
 struct Variant {
     Target target;
     lb_variant form;
     Grid grid;
     lb_dtype seq_lens_dtype, index_dtype;
+    int32_t head_dim;  // index_head_dim (D), compile time
     int (*run)(void **);
 };
 
@@ -44,8 +42,8 @@ constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
 constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64;
 
 const Variant kVariants[] = {
-#define LB_K5_GATHER(target, form, grid, seq, idx, name) \
-    {Target::target, k_##form, Grid::grid, k_##seq, k_##idx, name##_argv},
+#define LB_K5_GATHER(target, form, grid, seq, idx, head_dim, name) \
+    {Target::target, k_##form, Grid::grid, k_##seq, k_##idx, head_dim, name##_argv},
 #include "livebound/k5_variants.inc"
 #undef LB_K5_GATHER
 };
@@ -113,10 +111,17 @@ void run_get_k_and_s(const lb_dsa_kv_gather_args &a, const lb_device &device) {
     if (a.index_head_dim <= 0 || a.index_head_dim % 4 != 0) {
         bad_argument("index_head_dim", "must be a positive multiple of 4, got " + std::to_string(a.index_head_dim));
     }
-    if (a.index_head_dim != kHeadDim) {
-        throw Failure(LB_ERROR_UNSUPPORTED, "argument 'index_head_dim': this build has K5 variants for " +
-                                                std::to_string(kHeadDim) + " only, got " +
-                                                std::to_string(a.index_head_dim));
+    bool head_dim_built = false;
+    std::string built;
+    for (const auto &c : kVariants) {
+        head_dim_built = head_dim_built || c.head_dim == a.index_head_dim;
+        if (built.find(std::to_string(c.head_dim)) == std::string::npos) {
+            built += (built.empty() ? "" : ", ") + std::to_string(c.head_dim);
+        }
+    }
+    if (!head_dim_built) {
+        throw Failure(LB_ERROR_UNSUPPORTED, "argument 'index_head_dim': this build has K5 variants for " + built +
+                                                ", got " + std::to_string(a.index_head_dim));
     }
     if (a.page_size < 1 || a.page_size > (1 << 20)) {
         bad_argument("page_size", "must be in [1, 2^20], got " + std::to_string(a.page_size));
@@ -185,7 +190,7 @@ void run_get_k_and_s(const lb_dsa_kv_gather_args &a, const lb_device &device) {
     const Variant *v = nullptr;
     for (const auto &c : kVariants) {
         if (c.target == target && c.form == a.variant && c.grid == grid && c.seq_lens_dtype == a.seq_lens.dtype &&
-            c.index_dtype == a.page_indices.dtype) {
+            c.index_dtype == a.page_indices.dtype && c.head_dim == a.index_head_dim) {
             v = &c;
         }
     }

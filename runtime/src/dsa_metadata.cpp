@@ -76,7 +76,13 @@ struct Common {
     int real_page_shift = 0;
     Tables tables = Tables::both;
     int32_t index_kpool = 1;
+    // The variants' dtype: seq_lens' and req_pool_indices' when they agree; int32 when they
+    // differ (the int64 one passed as its low-word view: int32(seq_lens[b]) is the spec's
+    // s_b, and valid pool rows are below 2^31), so every mix SGLang passes is accepted.
+    lb_dtype dtype = LB_INT32;
     std::vector<std::pair<const lb_tensor *, const char *>> used;
+    // `t` as the chosen variant reads it.
+    lb_tensor view(const lb_tensor &t) const { return t.dtype == dtype ? t : validate::index_view(t); }
 };
 
 // The inputs, variant, real_page_size / table presence rules, index_kpool, top-k and the width.
@@ -94,10 +100,7 @@ Common validate_common(const lb_device &device, lb_variant variant, const lb_ten
     c.bs = seq_lens.shape[0];
     validate::tensor(req_pool_indices, "req_pool_indices", {LB_INT32, LB_INT64}, 1);
     validate::extent_equals(req_pool_indices, "req_pool_indices", 0, c.bs, "bs (seq_lens length)");
-    if (req_pool_indices.dtype != seq_lens.dtype) {
-        bad_argument("req_pool_indices", std::string("dtype ") + validate::dtype_name(req_pool_indices.dtype) +
-                                             " must match seq_lens' dtype " + validate::dtype_name(seq_lens.dtype));
-    }
+    c.dtype = req_pool_indices.dtype == seq_lens.dtype ? seq_lens.dtype : LB_INT32;
     if (width < 1 || width > (int64_t{1} << 30)) {
         bad_argument(width_name, "must be in [1, 2^30], got " + std::to_string(width));
     }
@@ -200,13 +203,13 @@ void run_k2(const lb_dsa_decode_metadata_args &a, const lb_device &device) {
     const Target target = c.on_cuda ? Target::cuda : Target::cpu;
     const K2Variant *v = nullptr;
     for (const auto &k : kK2Variants) {
-        if (k.target == target && k.form == a.variant && k.tables == c.tables && k.dtype == a.seq_lens.dtype) v = &k;
+        if (k.target == target && k.form == a.variant && k.tables == c.tables && k.dtype == c.dtype) v = &k;
     }
     if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K2 variant for this target, variant, tables and dtype");
     const int64_t real_cols = (a.max_len + (int64_t{1} << c.real_page_shift) - 1) >> c.real_page_shift;
     std::vector<void *> argv = {call.user_context(),
-                                call.wrap_1d(a.seq_lens, "seq_lens", bs),
-                                call.wrap_1d(a.req_pool_indices, "req_pool_indices", bs),
+                                call.wrap_1d(c.view(a.seq_lens), "seq_lens", bs),
+                                call.wrap_1d(c.view(a.req_pool_indices), "req_pool_indices", bs),
                                 call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1])};
     int32_t max_len = static_cast<int32_t>(a.max_len), topk = a.dsa_index_topk, shift = c.real_page_shift,
             kpool = c.index_kpool;
@@ -260,15 +263,15 @@ void run_k3(const lb_dsa_target_verify_metadata_args &a, const lb_device &device
     const K3Variant *v = nullptr;
     for (const auto &k : kK3Variants) {
         if (k.target == target && k.form == a.variant && k.tables == c.tables && k.ctx_lens == ctx_lens &&
-            k.dtype == a.seq_lens.dtype) {
+            k.dtype == c.dtype) {
             v = &k;
         }
     }
     if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K3 variant for this target, variant, tables, ctx lens and dtype");
     const int64_t real_cols = (a.max_seqlen_k + (int64_t{1} << c.real_page_shift) - 1) >> c.real_page_shift;
     std::vector<void *> argv = {call.user_context(),
-                                call.wrap_1d(a.seq_lens, "seq_lens", bs),
-                                call.wrap_1d(a.req_pool_indices, "req_pool_indices", bs),
+                                call.wrap_1d(c.view(a.seq_lens), "seq_lens", bs),
+                                call.wrap_1d(c.view(a.req_pool_indices), "req_pool_indices", bs),
                                 call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1])};
     int32_t width = static_cast<int32_t>(a.max_seqlen_k), topk = a.dsa_index_topk, shift = c.real_page_shift,
             next_n = a.next_n, kpool = c.index_kpool;

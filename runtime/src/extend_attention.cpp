@@ -177,17 +177,7 @@ const Variant kUnifiedVariants[] = {
 // (an expanded view: the kernels only read them). Outputs keep strides >= 1.
 constexpr validate::Layout kInput = validate::Layout::broadcast_input;
 
-// An index tensor (int32 or int64, 1-D, any stride) as the int32 view the variants read: an
-// int64 tensor's low 32-bit words (little-endian: the first word of each element), stride
-// doubled. Valid values are below 2^31 (token counts, slots, offsets), so the low word is
-// the value; the host checks (CPU calls) read the full int64 values.
-lb_tensor index_view(const lb_tensor &t) {
-    if (t.dtype != LB_INT64) return t;
-    lb_tensor low = t;
-    low.dtype = LB_INT32;
-    low.strides[0] = t.strides[0] * 2;
-    return low;
-}
+using validate::index_view;  // int64 index tensors as the int32 view the variants read
 
 // The KV cache's dtype: k_buffer of the model dtype or float8_e4m3fn (the callers then
 // validate v_buffer against it). Returns that dtype.

@@ -12,6 +12,18 @@
 
 namespace livebound::validate {
 
+// An index tensor (int32 or int64, 1-D, any stride) as an int32 view: an int64 tensor's low
+// 32-bit words (little-endian: the first word of each element), stride doubled. For valid
+// values (below 2^31: lengths, rows, slots, offsets) the low word is the value, and it is
+// always int32(value), the C/torch truncation; the host checks (CPU calls) read full values.
+inline lb_tensor index_view(const lb_tensor &t) {
+    if (t.dtype != LB_INT64) return t;
+    lb_tensor low = t;
+    low.dtype = LB_INT32;
+    low.strides[0] = t.strides[0] * 2;
+    return low;
+}
+
 const char *dtype_name(lb_dtype dtype);
 bool is_absent(const lb_tensor &t);  // all zeros: an optional tensor not given
 std::string shape_text(const lb_tensor &t);  // "[d0, d1, ...]" for messages

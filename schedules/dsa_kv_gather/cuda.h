@@ -39,6 +39,8 @@
 //    (tests/dsa_kv_gather/k5_cuda_device_only.check).
 #pragma once
 
+#include <stdexcept>
+
 #include "common/scan_cuda.h"
 #include "stages.h"
 
@@ -108,7 +110,8 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
 //     k_out's thread iteration (compute_with at the thread loop): its loads issue with the
 //     keys', no barrier between the outputs. Two kernels cost a second graph node.
 // R3. 16-byte accesses: a key row is 8 groups of 4 words, one group per thread, 8 threads
-//     per row (a warp moves 4 whole rows); the generator makes the rows' strides multiples
+//     per row (a warp moves 4 whole rows; D = 64 / 256: 4 / 16 threads a row, the same
+//     16 bytes each); the generator makes the rows' strides multiples
 //     of 16 bytes, so Halide proves the alignment and the PTX has ld/st .v2.b64. (Vectors
 //     wider than 4 words are split into 8-byte pieces: hence the 4-word inner split.)
 // R4. Each block computes all of off_b in shared memory (the blocked scan on the block's
@@ -124,8 +127,11 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
 //     the scan's terms (113 -> 32 registers) then 4.59; 2 rows per thread 4.15.
 inline void schedule_cuda_rows(RowGrid &g, const Knobs &k) {
     using namespace Halide;
-    const int threads = k.block_threads, lanes = k.row_lanes, row_threads = threads / lanes;
-    const int lane_words = 32 / lanes;  // key words per thread and row (D = 128)
+    // row_lanes is the knob's value at D = 128 (32 words): every D keeps its 4 words (16
+    // bytes) per thread and row (D = 64: 4 threads a row; D = 256: 16).
+    const int lane_words = 32 / k.row_lanes;
+    if (g.words % lane_words != 0) throw std::invalid_argument("dsa_kv_gather rows: head_dim / 4 must be a multiple of 32 / row_lanes");
+    const int threads = k.block_threads, lanes = g.words / lane_words, row_threads = threads / lanes;
     const int block_rows = row_threads * k.rows_per_thread;
     Var b = g.off.args()[0];
     RVar r = g.row.x;

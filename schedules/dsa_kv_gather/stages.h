@@ -77,6 +77,7 @@ struct RowGrid {
     Halide::RDom row;               // output rows [0, seq_len_sum) where row < off_B
     Halide::Var w;                  // word of a key row
     Halide::Expr batch;             // B, requests
+    int words = 32;                 // words of a key row: index_head_dim / 4
 };
 
 struct Stages {

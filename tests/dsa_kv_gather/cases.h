@@ -31,7 +31,7 @@ namespace livebound::testing {
 
 constexpr uint8_t kPoisonByte = 0xA5;
 constexpr int64_t kGuardBytes = 64;  // past the end of every output's view
-constexpr int32_t kHeadDim = 128;
+constexpr int32_t kHeadDim = 128;  // SGLang's index_head_dim, the default of every case
 
 inline const char *dtype_name(lb_dtype dtype) {
     switch (dtype) {
@@ -58,6 +58,7 @@ struct KvGatherCase {
     int64_t k_out_extra_rows = 3;
     int64_t k_out_row_padding = 0;    // bytes, a multiple of 4
     int64_t s_out_row_padding = 0;    // bytes, a multiple of 4
+    int32_t head_dim = kHeadDim;      // index_head_dim D: key bytes per token (64, 128, 256 built)
     uint32_t seed = 0;
 };
 
@@ -183,6 +184,22 @@ inline std::vector<KvGatherCase> kv_gather_cases() {
         c.seq_lens[17] = 5000;
         add(c);
     }
+    // Other index head dims (DSA indexers with D = 64 or 256): 16-byte rows (the CUDA row
+    // grid, 4 or 16 threads a row) and padded ones (the scatter form).
+    for (int32_t d : {64, 256}) {
+        KvGatherCase c;
+        c.name = "head_dim_" + std::to_string(d) + "_ragged";
+        c.head_dim = d;
+        c.seq_lens = {130, 0, 64, 1, 700};
+        add(c);
+        c.name = "head_dim_" + std::to_string(d) + "_strided";
+        c.seq_lens = {70, 0, 129, 3, 65};
+        c.page_indices_row_padding = 2;
+        c.buf_row_padding = 36;
+        c.k_out_row_padding = 12;
+        c.s_out_row_padding = 8;
+        add(c);
+    }
     return cases;
 }
 
@@ -241,7 +258,8 @@ struct KvGatherProblem {
         std::ostringstream os;
         os << "case " << spec.name << " seed " << spec.seed << " on " << where << ", " << variant_tag(variant)
            << ", seq_lens " << dtype_name(seq_lens.dtype) << ", page_indices " << dtype_name(page_indices.dtype)
-           << ", B " << bs << ", page_size " << spec.page_size << ", max_seq_len " << max_seq_len
+           << ", B " << bs << ", page_size " << spec.page_size << ", index_head_dim " << spec.head_dim
+           << ", max_seq_len " << max_seq_len
            << ", seq_len_sum " << seq_len_sum << ", num_pages " << num_pages << ", lengths [";
         for (size_t i = 0; i < lengths.size() && i < 12; ++i) os << (i ? ", " : "") << lengths[i];
         if (lengths.size() > 12) os << ", ...";
@@ -274,7 +292,7 @@ struct KvGatherProblem {
             in.page_indices.push_back(row);
         }
         in.page_size = spec.page_size;
-        in.head_dim = kHeadDim;
+        in.head_dim = spec.head_dim;
         return in;
     }
 
@@ -301,12 +319,12 @@ struct KvGatherProblem {
         a.seq_lens.ndim = 1;
         a.seq_lens.shape[0] = bs;
         a.seq_lens.strides[0] = spec.seq_lens_stride;
-        a.k_out = t2(p(k_out.data()), LB_UINT8, k_rows, kHeadDim, k_row_stride);
+        a.k_out = t2(p(k_out.data()), LB_UINT8, k_rows, spec.head_dim, k_row_stride);
         a.s_out = t2(p(s_out.data()), LB_UINT8, s_rows, 4, s_row_stride);
         a.seq_len_sum = seq_len_sum;
         a.max_seq_len = max_seq_len;
         a.page_size = spec.page_size;
-        a.index_head_dim = kHeadDim;
+        a.index_head_dim = spec.head_dim;
         a.variant = variant;
         return a;
     }
@@ -330,7 +348,7 @@ inline KvGatherProblem make_problem(const KvGatherCase &spec, lb_dtype seq_dtype
     p.max_seq_len = spec.max_seq_len >= 0 ? spec.max_seq_len : longest;
     p.num_pages = pages_needed + spec.extra_pages;
     p.max_pages = widest + spec.extra_page_columns;
-    p.page_bytes = int64_t{spec.page_size} * (kHeadDim + 4);
+    p.page_bytes = int64_t{spec.page_size} * (spec.head_dim + 4);
     p.buf_row_stride = p.page_bytes + spec.buf_row_padding;
     p.buf.resize(p.num_pages * p.buf_row_stride, 0);
     std::uniform_int_distribution<int> byte(0, 255);
@@ -357,7 +375,7 @@ inline KvGatherProblem make_problem(const KvGatherCase &spec, lb_dtype seq_dtype
     p.set_seq_lens(spec.seq_lens);
 
     p.k_rows = p.seq_len_sum + spec.k_out_extra_rows;
-    p.k_row_stride = kHeadDim + spec.k_out_row_padding;
+    p.k_row_stride = spec.head_dim + spec.k_out_row_padding;
     p.k_out.resize(p.k_rows * p.k_row_stride + kGuardBytes, kPoisonByte);
     p.s_rows = p.seq_len_sum + spec.k_out_extra_rows;
     p.s_row_stride = 4 + spec.s_out_row_padding;
@@ -407,7 +425,7 @@ inline ::testing::AssertionResult check_outputs(const KvGatherProblem &p, const 
             }
         }
     };
-    check(p.k_out, "k_out", p.k_row_stride, kHeadDim, want.k_rows);
+    check(p.k_out, "k_out", p.k_row_stride, p.spec.head_dim, want.k_rows);
     check(p.s_out, "s_out", p.s_row_stride, 4, want.s_rows);
     return log.result();
 }

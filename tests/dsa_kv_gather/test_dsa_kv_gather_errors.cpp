@@ -151,8 +151,9 @@ std::vector<BadArgument> bad_arguments() {
         [](lb_dsa_kv_gather_args &a, KvGatherProblem &) { a.index_head_dim = 0; });
     add("IndexHeadDim130NotMultipleOf4", "index_head_dim", kInvalid,
         [](lb_dsa_kv_gather_args &a, KvGatherProblem &) { a.index_head_dim = 130; });
-    add("IndexHeadDim64NotBuilt", "index_head_dim", LB_ERROR_UNSUPPORTED,
-        [](lb_dsa_kv_gather_args &a, KvGatherProblem &) { a.index_head_dim = 64; });
+    // Built: 64, 128, 256 (cmake/families/dsa_kv_gather.cmake); 96 is a valid D without a variant.
+    add("IndexHeadDim96NotBuilt", "index_head_dim", LB_ERROR_UNSUPPORTED,
+        [](lb_dsa_kv_gather_args &a, KvGatherProblem &) { a.index_head_dim = 96; });
     add("SeqLenSumMinus1", "seq_len_sum", kInvalid, [](lb_dsa_kv_gather_args &a, KvGatherProblem &) { a.seq_len_sum = -1; });
     add("SeqLenSumAboveInt32Max", "seq_len_sum", kInvalid,
         [](lb_dsa_kv_gather_args &a, KvGatherProblem &) { a.seq_len_sum = int64_t{INT32_MAX} + 1; });

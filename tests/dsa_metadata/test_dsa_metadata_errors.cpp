@@ -93,9 +93,6 @@ void add_common_breaks(std::vector<Bad<Args>> &list, int64_t Args::*width, const
         a.real_page_table = lb_tensor{};
     });
     add("PageTable1TooNarrow", "page_table_1", [](Args &a, DsaProblem &) { a.page_table_1.shape[1] = 63; });
-    add("RpiDtypeDiffersFromSeqLens", "req_pool_indices", [](Args &a, DsaProblem &) {
-        a.req_pool_indices.dtype = LB_INT32;  // same memory read as int32: only the dtype rule may fire
-    });
     add("RpiLengthNotBs", "req_pool_indices", [](Args &a, DsaProblem &) { a.req_pool_indices.shape[0] -= 1; });
     add("RpiRowPastPool", "req_pool_indices", [](Args &, DsaProblem &p) { p.req_pool_indices.store(1, p.pool_rows); });
     add("RpiRowNegative", "req_pool_indices", [](Args &, DsaProblem &p) { p.req_pool_indices.store(0, -1); });
@@ -221,6 +218,33 @@ TEST(DsaMetadataErrorsBaseline, DeadRequestWithGarbagePoolRowIsAccepted) {
     EXPECT_EQ(p.call(LB_BOUNDED, host_ptr, livebound::cpu()), LB_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(lb_last_error()).find("req_pool_indices[2] = 1000000007"), std::string::npos)
         << lb_last_error();
+}
+
+// seq_lens and req_pool_indices may differ in dtype, as K1 and K4 accept (issue 11): the
+// outputs equal the same-dtype call's (the int64 one is read as its low words).
+TEST(DsaMetadataErrorsBaseline, MixedIndexDtypesEqualSameDtype) {
+    for (const DsaCase &c : {k2_baseline(), k3_baseline()}) {
+        for (lb_dtype seq : {LB_INT32, LB_INT64}) {
+            const lb_dtype rpi = seq == LB_INT32 ? LB_INT64 : LB_INT32;
+            DsaProblem p = make_problem(c, seq);
+            DsaProblem rows = make_problem(c, rpi);  // the same values in the other dtype
+            const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
+            const std::string context = p.describe(LB_BOUNDED, "cpu") + " with req_pool_indices " +
+                                        (rpi == LB_INT32 ? "int32" : "int64");
+            lb_status status;
+            if (p.verify()) {
+                lb_dsa_target_verify_metadata_args a = p.k3_args(LB_BOUNDED, host_ptr);
+                a.req_pool_indices = rows.req_pool_indices.tensor(host_ptr(rows.req_pool_indices));
+                status = lb_fused_dsa_target_verify_metadata(&a, livebound::cpu());
+            } else {
+                lb_dsa_decode_metadata_args a = p.k2_args(LB_BOUNDED, host_ptr);
+                a.req_pool_indices = rows.req_pool_indices.tensor(host_ptr(rows.req_pool_indices));
+                status = lb_fused_dsa_decode_metadata(&a, livebound::cpu());
+            }
+            ASSERT_EQ(status, LB_OK) << context << "\n" << lb_last_error();
+            EXPECT_TRUE(check_outputs(p, want, LB_BOUNDED, context));
+        }
+    }
 }
 
 TEST(DsaMetadataErrorsNull, NullArgsNamed) {
