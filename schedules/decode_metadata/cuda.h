@@ -1,6 +1,7 @@
 // K1 on CUDA. Decisions, each with its reason:
 #pragma once
 
+#include "common/riding_grid.h"
 #include "common/scan_cuda.h"
 #include "stages.h"
 
@@ -184,33 +185,13 @@ namespace livebound::decode_metadata {
 // riders' loop before the gather's in the fused block.)
 inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
     using namespace Halide;
-    Var chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"}, lane{"lane"}, gx{"gx"}, ii{"ii"}, unit{"unit"};
-    auto gather = [&](Func f) {
-        f.split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
-            .split(chunk, co, group, k.col_groups, TailStrategy::GuardWithIf)
-            .split(s.b, s.b, lane, 1)
-            .fuse(lane, group, gx)
-            .reorder(co, ci, gx, s.b)
-            .gpu_blocks(gx, s.b)
-            .gpu_threads(ci)
-            .partition(gx, Partition::Never)
-            .partition(s.b, Partition::Never);
-    };
-    auto ride = [&](Func f) {
-        f.split(s.b, s.b, lane, k.col_threads, TailStrategy::GuardWithIf)
-            .split(lane, gx, ii, k.col_threads)
-            .split(ii, unit, ii, k.col_threads)
-            .reorder(ii, unit, gx, s.b)
-            .gpu_blocks(gx, s.b)
-            .gpu_threads(ii)
-            .partition(gx, Partition::Never)
-            .partition(s.b, Partition::Never);
-    };
-    gather(s.page_table);
+    const schedules::RidingGrid grid{s.b, s.column, k.col_threads, k.col_groups};
+    const Var &gx = grid.gx, &ci = grid.ci;
+    grid.gather(s.page_table);
     if (s.swa_page_table.defined()) {
-        gather(s.swa_page_table);
+        grid.gather(s.swa_page_table);
         if (k.riders_first) {
-            s.swa_page_table.compute_with(s.cu_seqlens_k, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+            s.swa_page_table.compute_with(s.cu_seqlens_k, gx, grid.on_last_group());
         } else {
             s.swa_page_table.compute_with(s.page_table, ci);
         }
@@ -219,17 +200,17 @@ inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
     } else {
         s.request_row.compute_at(s.page_table, ci);
     }
-    ride(s.cu_seqlens_k);
-    ride(s.cache_seqlens);
+    grid.ride(s.cu_seqlens_k);
+    grid.ride(s.cache_seqlens);
     if (k.riders_first) {
         s.cache_seqlens.compute_with(s.cu_seqlens_k, gx);
-        s.page_table.compute_with(s.cu_seqlens_k, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+        s.page_table.compute_with(s.cu_seqlens_k, gx, grid.on_last_group());
     } else {
-        s.cu_seqlens_k.compute_with(s.page_table, gx, {{gx, LoopAlignStrategy::AlignEnd}});
-        s.cache_seqlens.compute_with(s.page_table, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+        s.cu_seqlens_k.compute_with(s.page_table, gx, grid.on_last_group());
+        s.cache_seqlens.compute_with(s.page_table, gx, grid.on_last_group());
     }
-    schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, unit, s.cu_seqlens_k, ii, s.b, k.col_threads,
-                                  {k.stage_scan_heads, false}, true);
+    schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, grid.unit, s.cu_seqlens_k, grid.ii, s.b,
+                                  k.col_threads, {k.stage_scan_heads, false}, true);
 }
 
 }  // namespace livebound::decode_metadata

@@ -3,6 +3,7 @@
 // Decisions, each with its reason:
 #pragma once
 
+#include "common/riding_grid.h"
 #include "common/scan_cuda.h"
 #include "stages.h"
 
@@ -97,53 +98,32 @@ namespace livebound::dsa_metadata {
 //    the same for every block).
 inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
     using namespace Halide;
-    Var chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"}, lane{"lane"}, gx{"gx"}, ii{"ii"}, unit{"unit"};
     const Var &i = s.i;
-    auto gather = [&](Func f) {
-        f.rename(s.row, i)
-            .split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
-            .split(chunk, co, group, k.col_groups, TailStrategy::GuardWithIf)
-            .split(i, i, lane, 1)
-            .fuse(lane, group, gx)
-            .reorder(co, ci, i, gx)
-            .gpu_blocks(i, gx)
-            .gpu_threads(ci)
-            .partition(i, Partition::Never)
-            .partition(gx, Partition::Never);
-    };
-    auto ride = [&](Func f) {
-        f.split(i, i, lane, k.col_threads, TailStrategy::GuardWithIf)
-            .split(lane, gx, ii, k.col_threads)
-            .split(ii, unit, ii, k.col_threads);
-        if (f.dimensions() == 2) {
-            Var d = f.args()[0];  // K3's ctx_lens_2d (d, i): a serial loop over the draft rows
-            f.reorder(d, ii, unit, i, gx);
-        } else {
-            f.reorder(ii, unit, i, gx);
-        }
-        f.gpu_blocks(i, gx).gpu_threads(ii).partition(i, Partition::Never).partition(gx, Partition::Never);
-    };
+    const schedules::RidingGrid grid{i, s.column, k.col_threads, k.col_groups, /*rows_on_x=*/true};
     Func first = s.page_table_1.defined() ? s.page_table_1 : s.real_page_table;
-    gather(first);
+    first.rename(s.row, i);
+    grid.gather(first);
     if (s.page_table_1.defined() && s.real_page_table.defined()) {
-        gather(s.real_page_table);
-        s.real_page_table.compute_with(first, ci);
+        s.real_page_table.rename(s.row, i);
+        grid.gather(s.real_page_table);
+        s.real_page_table.compute_with(first, grid.ci);
         // The table row's req_to_token row stays inline: computed at the loop both tables
         // share, Halide allocates it in global memory on every call (as in K1 with SWA).
     } else {
-        s.request_row.compute_at(first, ci);
+        s.request_row.compute_at(first, grid.ci);
     }
     std::vector<Func> riders{s.cu_seqlens_k, s.dsa_cu_seqlens_k};
     riders.insert(riders.end(), s.elementwise.begin(), s.elementwise.end());
-    if (s.ctx_lens_2d.defined()) riders.push_back(s.ctx_lens_2d);
+    if (s.ctx_lens_2d.defined()) riders.push_back(s.ctx_lens_2d);  // (d, i): d a serial loop
     for (Func f : riders) {
-        ride(f);
-        f.compute_with(first, i, {{gx, LoopAlignStrategy::AlignEnd}});
+        grid.ride(f);
+        f.compute_with(first, grid.fused_level(), grid.on_last_group());
     }
     const schedules::ScanStaging staging{k.stage_head, k.stage_totals};
-    schedules::place_blocked_scan(s.cu_scan, s.cu_seqlens_k, unit, s.cu_seqlens_k, ii, i, k.col_threads, staging, true);
-    schedules::place_blocked_scan(s.dsa_scan, s.dsa_cu_seqlens_k, unit, s.dsa_cu_seqlens_k, ii, i, k.col_threads,
+    schedules::place_blocked_scan(s.cu_scan, s.cu_seqlens_k, grid.unit, s.cu_seqlens_k, grid.ii, i, k.col_threads,
                                   staging, true);
+    schedules::place_blocked_scan(s.dsa_scan, s.dsa_cu_seqlens_k, grid.unit, s.dsa_cu_seqlens_k, grid.ii, i,
+                                  k.col_threads, staging, true);
 }
 
 }  // namespace livebound::dsa_metadata

@@ -1,6 +1,7 @@
 // K4 on CUDA. Decisions, each with its reason:
 #pragma once
 
+#include "common/riding_grid.h"
 #include "common/scan_cuda.h"
 #include "stages.h"
 
@@ -97,42 +98,22 @@ namespace livebound::trtllm_metadata {
 // 5. riders_first (knob, off): the riders' loops run before the gather's in the fused block.
 inline void schedule_cuda_fused(Stages &s, const Knobs &k) {
     using namespace Halide;
-    Var chunk{"chunk"}, ci{"ci"}, co{"co"}, group{"group"}, lane{"lane"}, gx{"gx"}, ii{"ii"}, unit{"unit"};
-    auto gather = [&](Func f) {
-        f.split(s.column, chunk, ci, k.col_threads, TailStrategy::GuardWithIf)
-            .split(chunk, co, group, k.col_groups, TailStrategy::GuardWithIf)
-            .split(s.b, s.b, lane, 1)
-            .fuse(lane, group, gx)
-            .reorder(co, ci, gx, s.b)
-            .gpu_blocks(gx, s.b)
-            .gpu_threads(ci)
-            .partition(gx, Partition::Never)
-            .partition(s.b, Partition::Never);
-    };
-    auto ride = [&](Func f) {
-        f.split(s.b, s.b, lane, k.col_threads, TailStrategy::GuardWithIf)
-            .split(lane, gx, ii, k.col_threads)
-            .split(ii, unit, ii, k.col_threads)
-            .reorder(ii, unit, gx, s.b)
-            .gpu_blocks(gx, s.b)
-            .gpu_threads(ii)
-            .partition(gx, Partition::Never)
-            .partition(s.b, Partition::Never);
-    };
+    const schedules::RidingGrid grid{s.b, s.column, k.col_threads, k.col_groups};
+    const Var &gx = grid.gx, &ci = grid.ci;
     std::vector<Func> riders{s.cu_seqlens_k, s.cache_seqlens};
     if (s.cu_seqlens_q.defined()) riders.push_back(s.cu_seqlens_q);
-    for (Func f : riders) ride(f);
-    gather(s.page_table);
+    for (Func f : riders) grid.ride(f);
+    grid.gather(s.page_table);
     if (k.riders_first) {
         for (size_t r = 1; r < riders.size(); r++) riders[r].compute_with(s.cu_seqlens_k, gx);
-        s.page_table.compute_with(s.cu_seqlens_k, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+        s.page_table.compute_with(s.cu_seqlens_k, gx, grid.on_last_group());
     } else {
-        for (Func f : riders) f.compute_with(s.page_table, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+        for (Func f : riders) f.compute_with(s.page_table, gx, grid.on_last_group());
     }
     if (s.swa_page_table.defined()) {
-        gather(s.swa_page_table);
+        grid.gather(s.swa_page_table);
         if (k.riders_first) {
-            s.swa_page_table.compute_with(s.cu_seqlens_k, gx, {{gx, LoopAlignStrategy::AlignEnd}});
+            s.swa_page_table.compute_with(s.cu_seqlens_k, gx, grid.on_last_group());
         } else {
             s.swa_page_table.compute_with(s.page_table, ci);
         }
@@ -141,10 +122,11 @@ inline void schedule_cuda_fused(Stages &s, const Knobs &k) {
     } else {
         s.request_row.compute_at(s.page_table, ci);
     }
-    schedules::place_blocked_scan(s.scan_k, s.cu_seqlens_k, unit, s.cu_seqlens_k, ii, s.b, k.col_threads, {}, true);
+    schedules::place_blocked_scan(s.scan_k, s.cu_seqlens_k, grid.unit, s.cu_seqlens_k, grid.ii, s.b, k.col_threads,
+                                  {}, true);
     if (s.scan_q.block_total.defined()) {
-        schedules::place_blocked_scan(s.scan_q, s.cu_seqlens_q, unit, s.cu_seqlens_q, ii, s.b, k.col_threads, {},
-                                      true);
+        schedules::place_blocked_scan(s.scan_q, s.cu_seqlens_q, grid.unit, s.cu_seqlens_q, grid.ii, s.b,
+                                      k.col_threads, {}, true);
     }
 }
 
