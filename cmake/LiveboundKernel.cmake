@@ -106,28 +106,29 @@ function(livebound_add_kernel name)
         if (NOT ARG_TARGET STREQUAL "cuda")
             message(FATAL_ERROR "livebound_add_kernel(${name}): TENSOR_CORE needs TARGET cuda")
         endif ()
-        _livebound_link_tensor_core(${name} ${LIVEBOUND_GENERATOR_EXE} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}"
-                                    "${ARG_EXPECT_MMA}" "${ARG_MAX_REGISTERS}")
+        _livebound_link(${name} tensor_core "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "${ARG_EXPECT_MMA}"
+                        "${ARG_MAX_REGISTERS}")
+        # Large stacks for the generator (once per generator executable).
+        get_property(has_large_stack TARGET ${LIVEBOUND_GENERATOR_EXE} PROPERTY LIVEBOUND_LARGE_STACK)
+        if (NOT has_large_stack)
+            target_sources(${LIVEBOUND_GENERATOR_EXE} PRIVATE "${PROJECT_SOURCE_DIR}/generators/common/large_stack.cpp")
+            set_property(TARGET ${LIVEBOUND_GENERATOR_EXE} PROPERTY LIVEBOUND_LARGE_STACK ON)
+        endif ()
     elseif (DEFINED ARG_MAX_REGISTERS)
         if (NOT ARG_TARGET STREQUAL "cuda")
             message(FATAL_ERROR "livebound_add_kernel(${name}): MAX_REGISTERS needs TARGET cuda")
         endif ()
-        _livebound_link_plain(${name} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "${ARG_MAX_REGISTERS}")
+        _livebound_link(${name} plain "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "" "${ARG_MAX_REGISTERS}")
     elseif (DEFINED ARG_MAX_SPILL_BYTES OR DEFINED ARG_THREADS_PER_BLOCK OR DEFINED ARG_EXPECT_MMA)
         message(FATAL_ERROR "livebound_add_kernel(${name}): MAX_SPILL_BYTES, THREADS_PER_BLOCK and EXPECT_MMA need TENSOR_CORE or MAX_REGISTERS")
     endif ()
 endfunction()
 
-# The link step of one tensor-core variant (see the top of this file).
-function(_livebound_link_tensor_core name generator max_spill_bytes threads_per_block expect_mma max_registers)
+# The link step of a CUDA variant (see the top of this file): `kind` is tensor_core (helpers
+# inlined and linted) or plain (MAX_REGISTERS only).
+function(_livebound_link name kind max_spill_bytes threads_per_block expect_mma max_registers)
     if (max_spill_bytes STREQUAL "")
         set(max_spill_bytes 0)
-    endif ()
-    if (threads_per_block STREQUAL "")
-        set(threads_per_block 128)
-    endif ()
-    if (expect_mma STREQUAL "")
-        set(expect_mma -1)
     endif ()
     if (max_registers STREQUAL "")
         set(max_registers 0)
@@ -137,53 +138,34 @@ function(_livebound_link_tensor_core name generator max_spill_bytes threads_per_
     else ()
         set(ptxas none)
     endif ()
+    if (kind STREQUAL "tensor_core")
+        if (threads_per_block STREQUAL "")
+            set(threads_per_block 128)
+        endif ()
+        if (expect_mma STREQUAL "")
+            set(expect_mma -1)
+        endif ()
+        set(mode --helpers "${LIVEBOUND_MMA_HELPERS_PTX}" --expect-mma ${expect_mma})
+        set(depends "${LIVEBOUND_MMA_HELPERS_PTX}" livebound_mma_helpers_ptx)
+        set(comment "ptx_link: tensor-core device code of ${name}")
+    else ()
+        if (threads_per_block STREQUAL "")
+            set(threads_per_block 256)
+        endif ()
+        set(mode --plain)
+        set(depends "")
+        set(comment "ptx_link: register cap ${max_registers} of ${name}")
+    endif ()
     set(object "${CMAKE_CURRENT_BINARY_DIR}/${name}.o")  # add_halide_library's single-target object
     set(source "${CMAKE_CURRENT_BINARY_DIR}/${name}.cubins.cpp")
     add_custom_command(OUTPUT "${source}" "${CMAKE_CURRENT_BINARY_DIR}/${name}.inlined.ptx"
-                       COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/tools/ptx_link.py"
-                               --object "${object}" --helpers "${LIVEBOUND_MMA_HELPERS_PTX}"
-                               --output "${source}" --variant ${name} --ptx-dir "${CMAKE_CURRENT_BINARY_DIR}"
-                               --ptxas "${ptxas}" --max-spill-bytes ${max_spill_bytes}
-                               --threads-per-block ${threads_per_block} --expect-mma ${expect_mma}
-                               --max-registers ${max_registers}
-                       DEPENDS "${object}" "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" "${LIVEBOUND_MMA_HELPERS_PTX}"
-                               livebound_mma_helpers_ptx
-                       COMMENT "ptx_link: tensor-core device code of ${name}"
-                       VERBATIM)
-    target_sources(${name} PRIVATE "${source}")
-    target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/runtime/src")  # cubin_table.h
-    set_property(TARGET ${name} PROPERTY LIVEBOUND_CUBINS ON)
-    # Large stacks for the generator (once per generator executable).
-    get_property(has_large_stack TARGET ${generator} PROPERTY LIVEBOUND_LARGE_STACK)
-    if (NOT has_large_stack)
-        target_sources(${generator} PRIVATE "${PROJECT_SOURCE_DIR}/generators/common/large_stack.cpp")
-        set_property(TARGET ${generator} PROPERTY LIVEBOUND_LARGE_STACK ON)
-    endif ()
-endfunction()
-
-# The plain link step of a CUDA variant with MAX_REGISTERS (see the top of this file).
-function(_livebound_link_plain name max_spill_bytes threads_per_block max_registers)
-    if (max_spill_bytes STREQUAL "")
-        set(max_spill_bytes 0)
-    endif ()
-    if (threads_per_block STREQUAL "")
-        set(threads_per_block 256)
-    endif ()
-    if (LIVEBOUND_PTXAS)
-        set(ptxas "${LIVEBOUND_PTXAS}")
-    else ()
-        set(ptxas none)
-    endif ()
-    set(object "${CMAKE_CURRENT_BINARY_DIR}/${name}.o")
-    set(source "${CMAKE_CURRENT_BINARY_DIR}/${name}.cubins.cpp")
-    add_custom_command(OUTPUT "${source}" "${CMAKE_CURRENT_BINARY_DIR}/${name}.inlined.ptx"
-                       COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" --plain
+                       COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${mode}
                                --object "${object}" --output "${source}" --variant ${name}
                                --ptx-dir "${CMAKE_CURRENT_BINARY_DIR}" --ptxas "${ptxas}"
                                --max-spill-bytes ${max_spill_bytes} --threads-per-block ${threads_per_block}
                                --max-registers ${max_registers}
-                       DEPENDS "${object}" "${PROJECT_SOURCE_DIR}/tools/ptx_link.py"
-                       COMMENT "ptx_link: register cap ${max_registers} of ${name}"
+                       DEPENDS "${object}" "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${depends}
+                       COMMENT "${comment}"
                        VERBATIM)
     target_sources(${name} PRIVATE "${source}")
     target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/runtime/src")  # cubin_table.h
