@@ -228,15 +228,23 @@ TEST_P(ExtendErrors, RejectedByNameAndNothingWritten) {
 INSTANTIATE_TEST_SUITE_P(Bad, ExtendErrors, ::testing::ValuesIn(bad_arguments()),
                          [](const ::testing::TestParamInfo<BadArgument> &i) { return i.param.test_name; });
 
-TEST(ExtendErrorsDevice, CudaHasNoVariantYet) {
+// A CUDA call given host memory. Without a driver or device the device check fails first
+// (LB_ERROR_DEVICE); with one, the first tensor is refused by name as host memory (run with
+// the H200 present: tests/results/2026-12-02-nvidia-h200-errors-with-gpu.md). Never LB_OK,
+// nothing written.
+TEST(ExtendErrorsDevice, CudaCallWithHostMemoryIsRefused) {
     const ExtendCase c = baseline_case();
     ExtendProblem p = make_problem(c);
     ExtendBuffers buf;
     make_args(p, c, LB_BOUNDED, &buf);
     const lb_status s = lb_extend_attention_fwd(&buf.args, lb_device{LB_DEVICE_CUDA, 0, nullptr});
-    // Without a driver/device the device check fails first (LB_ERROR_DEVICE); with one, the
-    // call is LB_ERROR_UNSUPPORTED ("no CUDA variant yet"). Never LB_OK, nothing written.
-    EXPECT_TRUE(s == LB_ERROR_UNSUPPORTED || s == LB_ERROR_DEVICE) << lb_last_error();
+    const std::string message = lb_last_error();
+    if (s == LB_ERROR_DEVICE) {
+        EXPECT_NE(message.find("device"), std::string::npos) << message;
+    } else {
+        EXPECT_EQ(s, LB_ERROR_INVALID_ARGUMENT) << message;
+        EXPECT_NE(message.find("is not CUDA device memory"), std::string::npos) << message;
+    }
     for (uint16_t x : buf.o) ASSERT_EQ(x, kPoison16);
 }
 
