@@ -60,6 +60,26 @@ struct RidingGrid {
         f.gpu_threads(ii).partition(gx, Partition::Never).partition(b, Partition::Never);
     }
 
+    // The tables of one grid: `table`, and `second` (undefined when absent) fused into its
+    // thread loop, or, when the riders' loops come first (`riders_first`), into the riders'
+    // block loop at `anchor`. `row` (a table row's req_to_token row) is loaded once per
+    // thread before the column loop when there is one table; with two it stays inline:
+    // computed at the loop both share, Halide allocates it in global memory on every call.
+    void tables(Halide::Func table, Halide::Func second, Halide::Func row, const Halide::Func &anchor,
+                bool riders_first) const {
+        gather(table);
+        if (!second.defined()) {
+            row.compute_at(table, ci);
+            return;
+        }
+        gather(second);
+        if (riders_first) {
+            second.compute_with(anchor, gx, on_last_group());
+        } else {
+            second.compute_with(table, ci);
+        }
+    }
+
     // The fused block loop a rider (or a second table) is compute_with'ed at, and the
     // alignment that puts riders on the last column group.
     Halide::Var fused_level() const { return rows_on_x ? b : gx; }

@@ -163,7 +163,7 @@ namespace livebound::decode_metadata {
 
 // The default with a page table (knob riding_grid): one launch per call. Decisions, each
 // with its reason (H200, graph replay, µs per call; bench/results/2026-12-02-nvidia-h200-
-// k1-one-launch.md, records in autotune/records/k1.jsonl):
+// issue10-6af718a.md, records in autotune/records/k1.jsonl):
 // 1. The page table keeps schedule_cuda's compact 2-D grid (col_groups blocks per request,
 //    a serial column loop per thread that Halide trims to the live page count). The
 //    flattened 1-D grid of riding_scan was slower (bs 256: 15.75 vs 8.70).
@@ -186,20 +186,8 @@ namespace livebound::decode_metadata {
 inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
     using namespace Halide;
     const schedules::RidingGrid grid{s.b, s.column, k.col_threads, k.col_groups};
-    const Var &gx = grid.gx, &ci = grid.ci;
-    grid.gather(s.page_table);
-    if (s.swa_page_table.defined()) {
-        grid.gather(s.swa_page_table);
-        if (k.riders_first) {
-            s.swa_page_table.compute_with(s.cu_seqlens_k, gx, grid.on_last_group());
-        } else {
-            s.swa_page_table.compute_with(s.page_table, ci);
-        }
-        // The request's row stays inline: computed at the loop both tables share, Halide
-        // allocates it in global memory on every call (its bounds span the fused loop).
-    } else {
-        s.request_row.compute_at(s.page_table, ci);
-    }
+    const Var &gx = grid.gx;
+    grid.tables(s.page_table, s.swa_page_table, s.request_row, s.cu_seqlens_k, k.riders_first);
     grid.ride(s.cu_seqlens_k);
     grid.ride(s.cache_seqlens);
     if (k.riders_first) {

@@ -101,17 +101,10 @@ inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
     const Var &i = s.i;
     const schedules::RidingGrid grid{i, s.column, k.col_threads, k.col_groups, /*rows_on_x=*/true};
     Func first = s.page_table_1.defined() ? s.page_table_1 : s.real_page_table;
+    Func second = s.page_table_1.defined() ? s.real_page_table : Func();
     first.rename(s.row, i);
-    grid.gather(first);
-    if (s.page_table_1.defined() && s.real_page_table.defined()) {
-        s.real_page_table.rename(s.row, i);
-        grid.gather(s.real_page_table);
-        s.real_page_table.compute_with(first, grid.ci);
-        // The table row's req_to_token row stays inline: computed at the loop both tables
-        // share, Halide allocates it in global memory on every call (as in K1 with SWA).
-    } else {
-        s.request_row.compute_at(first, grid.ci);
-    }
+    if (second.defined()) second.rename(s.row, i);
+    grid.tables(first, second, s.request_row, Func(), false);
     std::vector<Func> riders{s.cu_seqlens_k, s.dsa_cu_seqlens_k};
     riders.insert(riders.end(), s.elementwise.begin(), s.elementwise.end());
     if (s.ctx_lens_2d.defined()) riders.push_back(s.ctx_lens_2d);  // (d, i): d a serial loop

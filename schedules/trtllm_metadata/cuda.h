@@ -99,28 +99,16 @@ namespace livebound::trtllm_metadata {
 inline void schedule_cuda_fused(Stages &s, const Knobs &k) {
     using namespace Halide;
     const schedules::RidingGrid grid{s.b, s.column, k.col_threads, k.col_groups};
-    const Var &gx = grid.gx, &ci = grid.ci;
+    const Var &gx = grid.gx;
     std::vector<Func> riders{s.cu_seqlens_k, s.cache_seqlens};
     if (s.cu_seqlens_q.defined()) riders.push_back(s.cu_seqlens_q);
     for (Func f : riders) grid.ride(f);
-    grid.gather(s.page_table);
+    grid.tables(s.page_table, s.swa_page_table, s.request_row, s.cu_seqlens_k, k.riders_first);
     if (k.riders_first) {
         for (size_t r = 1; r < riders.size(); r++) riders[r].compute_with(s.cu_seqlens_k, gx);
         s.page_table.compute_with(s.cu_seqlens_k, gx, grid.on_last_group());
     } else {
         for (Func f : riders) f.compute_with(s.page_table, gx, grid.on_last_group());
-    }
-    if (s.swa_page_table.defined()) {
-        grid.gather(s.swa_page_table);
-        if (k.riders_first) {
-            s.swa_page_table.compute_with(s.cu_seqlens_k, gx, grid.on_last_group());
-        } else {
-            s.swa_page_table.compute_with(s.page_table, ci);
-        }
-        // The request's row stays inline: computed at the loop both tables share, Halide
-        // allocates it in global memory on every call (K1's measurement with SWA).
-    } else {
-        s.request_row.compute_at(s.page_table, ci);
     }
     schedules::place_blocked_scan(s.scan_k, s.cu_seqlens_k, grid.unit, s.cu_seqlens_k, grid.ii, s.b, k.col_threads,
                                   {}, true);
