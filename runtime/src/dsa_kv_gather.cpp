@@ -3,6 +3,7 @@
 // and call it on the caller's memory with the caller's device and stream. buf, k_out and
 // s_out are handed to the kernel as uint32 views of the same bytes (the kernel copies words).
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -111,15 +112,11 @@ void run_get_k_and_s(const lb_dsa_kv_gather_args &a, const lb_device &device) {
     if (a.index_head_dim <= 0 || a.index_head_dim % 4 != 0) {
         bad_argument("index_head_dim", "must be a positive multiple of 4, got " + std::to_string(a.index_head_dim));
     }
-    bool head_dim_built = false;
-    std::string built;
-    for (const auto &c : kVariants) {
-        head_dim_built = head_dim_built || c.head_dim == a.index_head_dim;
-        if (built.find(std::to_string(c.head_dim)) == std::string::npos) {
-            built += (built.empty() ? "" : ", ") + std::to_string(c.head_dim);
-        }
-    }
-    if (!head_dim_built) {
+    std::set<int32_t> head_dims;  // built, ascending
+    for (const auto &c : kVariants) head_dims.insert(c.head_dim);
+    if (head_dims.count(a.index_head_dim) == 0) {
+        std::string built;
+        for (int32_t d : head_dims) built += (built.empty() ? "" : ", ") + std::to_string(d);
         throw Failure(LB_ERROR_UNSUPPORTED, "argument 'index_head_dim': this build has K5 variants for " + built +
                                                 ", got " + std::to_string(a.index_head_dim));
     }
