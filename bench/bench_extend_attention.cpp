@@ -18,6 +18,10 @@
 //                              holds the extend rows rounded too); no Triton figure.
 //   D/causal_dN/seq:8192       head dims 80, 96, 128: one causal request of 8192 rows, 32 / 8
 //                              heads, no prefix (no Triton figure).
+//   E/causal_mla_576_512/seq:8192, E/ragged_paged_mla_576_512/bs:8   MLA's absorbed head dims
+//                              (Lq 576, Lv 512; V a view of K's first 512 dims), 16 q heads,
+//                              one kv head: D's request and C's bs-8 batch (SGLang's Triton
+//                              kernel timed on the same H200, see cases()).
 //
 // K8 rows, K8/<case>/{full_width,bounded}, right after the K7 rows of each case: the same
 // problem through the unified one-stage kernel (spec §3.8), on the same data. Its cache holds
@@ -85,10 +89,15 @@ using livebound::tools::DeviceBuffer;
 
 struct Shape {
     std::string data_key;          // shapes with the same key share their inputs
-    int64_t Hq, Hkv, D;
+    int64_t Hq, Hkv, D;            // D: Lq (q.k's head dim)
     std::vector<int64_t> E, P;     // per request
     uint32_t seed;
     bool fp8_cache = false;        // k_buffer / v_buffer float8_e4m3fn
+    int64_t Dv = 0;                // Lv (v's and o's head dim); 0: D
+    // MLA's absorbed layout: v_buffer / v_extend are views of the first Dv dims of
+    // k_buffer / k_extend (K's row stride), no V tensors of their own.
+    bool values_in_keys = false;
+    int64_t dv() const { return Dv > 0 ? Dv : D; }
 };
 
 struct Case {
@@ -102,15 +111,16 @@ struct Case {
 
 int64_t sum(const std::vector<int64_t> &v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
 
-// Useful FLOPs (targets.md): 4 x sum over query rows of visible keys x head_dim x q_heads,
-// causal; a window W: row m of a request with prefix P sees min(P + m + 1, W + 1) keys.
+// Useful FLOPs (targets.md): 2 x sum over query rows of visible keys x (Lq + Lv) x q_heads
+// (4 x keys x head_dim x q_heads when Lq = Lv), causal; a window W: row m of a request with
+// prefix P sees min(P + m + 1, W + 1) keys.
 double useful_flops(const Case &c) {
     double keys = 0;
     for (size_t b = 0; b < c.shape.E.size(); b++) {
         const int64_t E = c.shape.E[b], P = c.shape.P[b];
         for (int64_t m = 0; m < E; m++) keys += double(c.window > 0 ? std::min<int64_t>(P + m + 1, int64_t{c.window} + 1) : P + m + 1);
     }
-    return 4.0 * keys * double(c.shape.D) * double(c.shape.Hq);
+    return 2.0 * keys * double(c.shape.D + c.shape.dv()) * double(c.shape.Hq);
 }
 
 // FLOPs the form computes if it visits every (row, key) pair of its loops: bounded ~ the
@@ -120,7 +130,7 @@ double work_flops(const Case &c, lb_variant v) {
     if (v == LB_BOUNDED) return useful_flops(c);
     double pairs = 0;
     for (size_t b = 0; b < c.shape.E.size(); b++) pairs += double(c.shape.E[b]) * double(c.shape.P[b] + c.shape.E[b]);
-    return 4.0 * pairs * double(c.shape.D) * double(c.shape.Hq);
+    return 2.0 * pairs * double(c.shape.D + c.shape.dv()) * double(c.shape.Hq);
 }
 
 // About half a second of device time at an assumed 30 TFLOP/s, 2 to 50 iterations.
@@ -184,6 +194,30 @@ std::vector<Case> cases() {
         const Shape s{"D/d" + dim, 32, 8, d, {8192}, {0}, uint32_t(400 + d)};
         out.push_back({"D/causal_d" + dim + "/seq:8192", s, -1, 0, 0, "no Triton figure", "no Triton figure"});
     }
+    // E: MLA's absorbed head dims 576/512 (DeepSeek V2/V3 at tensor parallel 8: 16 q heads,
+    // one latent kv head; v_buffer / v_extend views of K's first 512 dims), on D's causal
+    // request of 8192 rows and C's ragged paged batch of 8. targets.md has no MLA figure:
+    // SGLang's Triton kernel (sgl-project/sglang 0067b4f, python/sglang/kernels/ops/
+    // attention/extend_attention.py) was timed on the same H200 on the same shapes
+    // (bench/results/2026-12-02-nvidia-h200-extend_attention-mla.md).
+    static constexpr double kTritonMlaMs[2] = {10.775, 14.994};
+    static constexpr const char *kTritonMlaLabel = "SGLang Triton, same H200";
+    {
+        Shape e{"E/mla_seq:8192", 16, 1, 576, {8192}, {0}, 500};
+        e.Dv = 512;
+        e.values_in_keys = true;
+        out.push_back({"E/causal_mla_576_512/seq:8192", e, -1, kTritonMlaMs[0], 0, kTritonMlaLabel,
+                       "no full-width MLA variant"});
+        Shape r = c8;
+        r.data_key = "E/mla_bs:8";
+        r.Hq = 16;
+        r.Hkv = 1;
+        r.D = 576;
+        r.Dv = 512;
+        r.values_in_keys = true;
+        out.push_back({"E/ragged_paged_mla_576_512/bs:8", r, -1, kTritonMlaMs[1], 0, kTritonMlaLabel,
+                       "no full-width MLA variant"});
+    }
     return out;
 }
 
@@ -246,6 +280,12 @@ lb_tensor tensor3(void *data, int64_t a, int64_t b, int64_t c, lb_dtype dtype = 
     return lb_tensor{data, dtype, 3, {a, b, c}, {b * c, c, 1}};
 }
 
+// MLA's absorbed V: the first dv dims of K, a view with K's strides (torch's k[..., :dv]).
+lb_tensor values_view(lb_tensor k, int64_t dv) {
+    k.shape[2] = dv;
+    return k;
+}
+
 // Device bytes of `host` (bf16 values), rounded to e4m3 when `fp8`.
 bool upload_values(DeviceBuffer *dst, const std::vector<uint16_t> &host, bool fp8) {
     if (!fp8) return dst->upload(host.data(), host.size() * 2);
@@ -272,11 +312,14 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
         qo_indptr.push_back(qo_indptr.back() + int32_t(s.E[size_t(b)]));
         kv_indptr.push_back(kv_indptr.back() + int32_t(s.P[size_t(b)]));
     }
+    const int64_t Dv = s.dv();
     const size_t nq = size_t(T * s.Hq * s.D), nk = size_t(T * s.Hkv * s.D), nb = size_t(num_slots * s.Hkv * s.D);
+    const size_t nv = size_t(T * s.Hkv * Dv), nvb = size_t(num_slots * s.Hkv * Dv), no = size_t(T * s.Hq * Dv);
     uint32_t seed = s.seed * 16;
     for (std::unique_ptr<DeviceBuffer> *dst : {&in->q, &in->k, &in->v, &in->k_buf, &in->v_buf}) {
+        if (s.values_in_keys && (dst == &in->v || dst == &in->v_buf)) continue;
         const bool cache = dst == &in->k_buf || dst == &in->v_buf, fp8 = cache && s.fp8_cache;
-        const size_t n = dst == &in->q ? nq : (dst == &in->k || dst == &in->v) ? nk : nb;
+        const size_t n = dst == &in->q ? nq : dst == &in->k ? nk : dst == &in->v ? nv : dst == &in->k_buf ? nb : nvb;
         const std::vector<uint16_t> host = random_bf16(n, seed++);
         *dst = std::make_unique<DeviceBuffer>(n * (fp8 ? 1 : 2));
         if ((*dst)->get() == nullptr || !upload_values(dst->get(), host, fp8)) {
@@ -284,7 +327,7 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
             return in;
         }
     }
-    in->o = std::make_unique<DeviceBuffer>(nq * 2);
+    in->o = std::make_unique<DeviceBuffer>(no * 2);
     in->qo = std::make_unique<DeviceBuffer>(qo_indptr.size() * 4);
     in->kv = std::make_unique<DeviceBuffer>(kv_indptr.size() * 4);
     in->idx = std::make_unique<DeviceBuffer>(kv_indices.size() * 8);
@@ -297,11 +340,16 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
     lb_extend_attention_args &a = in->args;
     a.q_extend = tensor3(in->q->get(), T, s.Hq, s.D);
     a.k_extend = tensor3(in->k->get(), T, s.Hkv, s.D);
-    a.v_extend = tensor3(in->v->get(), T, s.Hkv, s.D);
-    a.o_extend = tensor3(in->o->get(), T, s.Hq, s.D);
+    a.o_extend = tensor3(in->o->get(), T, s.Hq, Dv);
     const lb_dtype cache_dtype = s.fp8_cache ? LB_FLOAT8_E4M3FN : LB_BFLOAT16;
     a.k_buffer = tensor3(in->k_buf->get(), num_slots, s.Hkv, s.D, cache_dtype);
-    a.v_buffer = tensor3(in->v_buf->get(), num_slots, s.Hkv, s.D, cache_dtype);
+    if (s.values_in_keys) {
+        a.v_extend = values_view(a.k_extend, Dv);
+        a.v_buffer = values_view(a.k_buffer, Dv);
+    } else {
+        a.v_extend = tensor3(in->v->get(), T, s.Hkv, Dv);
+        a.v_buffer = tensor3(in->v_buf->get(), num_slots, s.Hkv, Dv, cache_dtype);
+    }
     a.qo_indptr = livebound::tensor_1d(in->qo->get(), LB_INT32, B + 1);
     a.kv_indptr = livebound::tensor_1d(in->kv->get(), LB_INT32, B + 1);
     a.kv_indices = livebound::tensor_1d(in->idx->get(), LB_INT64, int64_t(kv_indices.size()));
@@ -327,15 +375,16 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
 std::unique_ptr<UnifiedInputs> make_unified_inputs(const Shape &s, const Inputs &in) {
     auto u = std::make_unique<UnifiedInputs>();
     const int64_t B = int64_t(s.E.size()), T = in.T, cache = in.num_slots, slots = cache + T;
-    const size_t row = size_t(s.Hkv * s.D);  // elements of one slot (Lq = Lv = D)
     const size_t elem = s.fp8_cache ? 1 : 2;  // bytes of one cache element
-    const size_t cache_bytes = size_t(cache) * row * elem, extend_bytes = size_t(T) * row * elem;
-    std::vector<uint8_t> host(cache_bytes + extend_bytes);
-    std::vector<uint16_t> extend_rows(size_t(T) * row);
     const std::pair<const DeviceBuffer *, const DeviceBuffer *> sources[] = {{in.k_buf.get(), in.k.get()},
                                                                              {in.v_buf.get(), in.v.get()}};
     std::unique_ptr<DeviceBuffer> *targets[] = {&u->k_buf, &u->v_buf};
-    for (int i = 0; i < 2; i++) {
+    // (MLA's absorbed V: K8's v_buffer is a view of its k_buffer, as K7's.)
+    for (int i = 0; i < (s.values_in_keys ? 1 : 2); i++) {
+        const size_t row = size_t(s.Hkv * (i == 0 ? s.D : s.dv()));  // elements of one slot
+        const size_t cache_bytes = size_t(cache) * row * elem, extend_bytes = size_t(T) * row * elem;
+        std::vector<uint8_t> host(cache_bytes + extend_bytes);
+        std::vector<uint16_t> extend_rows(size_t(T) * row);
         *targets[i] = std::make_unique<DeviceBuffer>(cache_bytes + extend_bytes);
         bool ok = (*targets[i])->get() != nullptr && sources[i].first->download(host.data(), cache_bytes) &&
                   sources[i].second->download(extend_rows.data(), size_t(T) * row * 2);
@@ -350,8 +399,6 @@ std::unique_ptr<UnifiedInputs> make_unified_inputs(const Shape &s, const Inputs 
             return u;
         }
     }
-    host = {};
-    extend_rows = {};
     // Request b: its K7 prefix slots, then its extend rows' slots.
     std::vector<int64_t> kv_indices;
     kv_indices.reserve(size_t(sum(s.P) + T));
@@ -379,7 +426,8 @@ std::unique_ptr<UnifiedInputs> make_unified_inputs(const Shape &s, const Inputs 
     a.q = k7.q_extend;
     a.o = k7.o_extend;
     a.k_buffer = tensor3(u->k_buf->get(), slots, s.Hkv, s.D, k7.k_buffer.dtype);
-    a.v_buffer = tensor3(u->v_buf->get(), slots, s.Hkv, s.D, k7.k_buffer.dtype);
+    a.v_buffer = s.values_in_keys ? values_view(a.k_buffer, s.dv())
+                                  : tensor3(u->v_buf->get(), slots, s.Hkv, s.dv(), k7.k_buffer.dtype);
     a.qo_indptr = k7.qo_indptr;
     a.kv_indptr = livebound::tensor_1d(u->kv->get(), LB_INT32, B + 1);
     a.kv_indices = livebound::tensor_1d(u->idx->get(), LB_INT64, int64_t(kv_indices.size()));

@@ -705,11 +705,14 @@ private:
     //      it again with the same bits: no store is predicated per lane. ----
     void define_tensor_core(const Semantics &sem, const Expr &Hq, const Expr &T, const Expr &num_slots,
                             const Expr &num_indices, const Expr &B, const Expr &num_q_tiles, const Expr &kvh) {
-        const int D = head_dim_qk, BN = block_n, KN = BN / 8, NC = D / 32;
+        // D: q.k's head dim (Lq, the S chunks), DV: v's and o's (Lv, the O columns). They
+        // differ for 192/128 and MLA's 576/512; padded variants have one run-time head dim.
+        const int D = head_dim_qk, DV = head_dim_v, BN = block_n, KN = BN / 8, NC = D / 32;
         // O split: OS warps per q tile, warp part os owning O columns [os DS, (os + 1) DS)
         // (NCO 32-column chunks); each computes the tile's S itself.
-        const int OS = o_split(), DS = D / OS, NCO = DS / 32;
-        if (head_dim_v != D || D % 32 != 0) throw std::invalid_argument("extend_attention tensor_core: Lq == Lv, a multiple of 32");
+        const int OS = o_split(), DS = DV / OS, NCO = DS / 32;
+        if (D % 32 != 0 || DV % 32 != 0) throw std::invalid_argument("extend_attention tensor_core: Lq and Lv multiples of 32");
+        if (tc_padded_head_dim && DV != D) throw std::invalid_argument("extend_attention tensor_core: padded variants need Lq == Lv");
         if (DS % 32 != 0) throw std::invalid_argument("extend_attention tensor_core: Lv / tc_o_split a multiple of 32");
         if (block_m != 16 || BN % 16 != 0) throw std::invalid_argument("extend_attention tensor_core: block_m 16, block_n a multiple of 16");
         const Type et = dtype;
@@ -739,7 +742,8 @@ private:
         auto pair_at = [&](int which, const Expr &group, const Expr &pair, const Expr &head, const Expr &row) {
             Input<Buffer<>> *views[5] = {q_extend, k_extend, v_extend, k_buffer, v_buffer};
             Expr row_pairs = 4 * *row_stride_16b[which];
-            Expr stored = !padded ? (*views[which])(row * row_pairs + head * (D / 2) + pair)
+            const int head_pairs = (which == 2 || which == 4 ? DV : D) / 2;  // a head's row in pairs
+            Expr stored = !padded ? (*views[which])(row * row_pairs + head * head_pairs + pair)
                                   : (*views[which])(row * row_pairs + head * (4 * groups) + 4 * min(group, groups - 1) + w);
             return fp8_kv_cache && which >= 3 ? e4m3_pair_to_16bit_pair(et, stored) : stored;
         };

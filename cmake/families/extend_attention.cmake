@@ -135,13 +135,23 @@ endfunction()
 # them as block_n and tc_o_split, ptx_link the spill allowance and the mma count.
 set(_lb_k7_tc_table "")
 set(_lb_k8_tc_table "")
-function(_lb_tc_tiles d block_n_out o_split_out spill_out)
-    if (d GREATER 64)
+#   Lq != Lv (192/128, MLA's 576/512): S over Lq, O over Lv. 192/128 as 128 (O is 64
+#   registers). 576/512: O split over four warps (128 columns each, as at 128), 32 keys:
+#   255 registers, 64 spill bytes (K7 bounded bf16 with the LSE). 16 keys put the key
+#   tile's cache slots and V fragments in local memory (their index kept the tile loop's
+#   symbolic minimum). Each warp computes S over all 576 dims, so 39 % of the mma work is
+#   useful ((576 + 512) of (4 x 576 + 512) per key and row): sharing S between the warps
+#   would need shared memory and a barrier per key tile, which this design avoids.
+function(_lb_tc_tiles dqk dv block_n_out o_split_out spill_out)
+    if (dqk GREATER 64)
         set(${block_n_out} 32 PARENT_SCOPE)
     else ()
         set(${block_n_out} 64 PARENT_SCOPE)
     endif ()
-    if (d GREATER 128)
+    if (dv GREATER 256)
+        set(${o_split_out} 4 PARENT_SCOPE)
+        set(${spill_out} 96 PARENT_SCOPE)
+    elseif (dv GREATER 128)
         set(${o_split_out} 2 PARENT_SCOPE)
         set(${spill_out} 96 PARENT_SCOPE)
     else ()
@@ -149,13 +159,24 @@ function(_lb_tc_tiles d block_n_out o_split_out spill_out)
         set(${spill_out} 64 PARENT_SCOPE)
     endif ()
 endfunction()
+# _lb_tc_dims(<d>): dqk and dv in the caller from "<d>" (Lq = Lv) or "<dqk>_<dv>".
+macro(_lb_tc_dims d)
+    string(REPLACE "_" ";" _lb_dims "${d}")
+    list(GET _lb_dims 0 dqk)
+    list(LENGTH _lb_dims _lb_n)
+    if (_lb_n GREATER 1)
+        list(GET _lb_dims 1 dv)
+    else ()
+        set(dv ${dqk})
+    endif ()
+endmacro()
 # The mma.sync a variant's PTX holds (ptx_link EXPECT_MMA): per key tile of bn keys, S = Q K^T
-# takes bn/8 x d/16 m16n8k16 steps and O += P V (d/o_split)/8 x bn/16 (a warp's part of O),
+# takes bn/8 x Lq/16 m16n8k16 steps and O += P V (Lv/o_split)/8 x bn/16 (a warp's part of O),
 # each 4 "elem" helper calls; the key-tile body appears twice per stage (the common-case
 # specialisation).
-function(_lb_tc_expected_mma d bn o_split stages out)
-    math(EXPR ds "${d} / ${o_split}")
-    math(EXPR per_tile "4 * ((${bn} / 8) * (${d} / 16) + (${ds} / 8) * (${bn} / 16))")
+function(_lb_tc_expected_mma dqk dv bn o_split stages out)
+    math(EXPR ds "${dv} / ${o_split}")
+    math(EXPR per_tile "4 * ((${bn} / 8) * (${dqk} / 16) + (${ds} / 8) * (${bn} / 16))")
     math(EXPR total "${per_tile} * ${stages} * 2")
     set(${out} ${total} PARENT_SCOPE)
 endfunction()
@@ -171,30 +192,33 @@ macro(_lb_tc_padding padded d)
     endif ()
 endmacro()
 # livebound_k7_tc(<form> <dt> <d> <lse> [PADDED]): one K7 tensor-core variant, of head dim d
-# exactly or (PADDED) of any multiple of 8 up to d (dt bf16_e4m3 / fp16_e4m3: an fp8 cache).
+# exactly (d: "<Lq>" or "<Lq>_<Lv>") or (PADDED) of any multiple of 8 up to d (dt bf16_e4m3 /
+# fp16_e4m3: an fp8 cache).
 function(livebound_k7_tc form dt d lse)
     _lb_attention_facts(${form} ${dt})
-    _lb_tc_tiles(${d} bn os spill)
+    _lb_tc_dims(${d})
+    _lb_tc_tiles(${dqk} ${dv} bn os spill)
     if (fp8 AND form STREQUAL "full")
         set(spill 128)  # the fp8 full-width twin (tests, benchmarks): 100 bytes
     endif ()
-    _lb_tc_expected_mma(${d} ${bn} ${os} 2 mma)
+    _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} 2 mma)
     _lb_lse_facts(${lse})
     _lb_tc_padding("${ARGN}" ${d})
     set(name lb_k7_cuda_tc_${form}_${dt}_${dims}_${lse_tag})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
-                         PARAMS tensor_core=true dtype=${halide_type} fp8_kv_cache=${fp8} head_dim_qk=${d} head_dim_v=${d}
+                         PARAMS tensor_core=true dtype=${halide_type} fp8_kv_cache=${fp8} head_dim_qk=${dqk} head_dim_v=${dv}
                                 bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn} tc_o_split=${os}
                                 tc_padded_head_dim=${padded_param})
     set(_lb_k7_tc_table
-        "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt16}, ${cache}, ${d}, ${padded_param}, ${with_lse}, ${name})\n"
+        "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${with_lse}, ${name})\n"
         PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
 function(livebound_k8_tc form dt d)
     _lb_attention_facts(${form} ${dt})
-    _lb_tc_tiles(${d} bn os spill)
-    _lb_tc_expected_mma(${d} ${bn} ${os} 1 mma)
+    _lb_tc_dims(${d})
+    _lb_tc_tiles(${dqk} ${dv} bn os spill)
+    _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} 1 mma)
     if (fp8)
         # One m16n8k16 step of a key-tile body is computed twice in the PTX of the fp8 K8
         # kernels (132 instead of 128 mma in one straight-line body: a duplicated S element
@@ -205,9 +229,9 @@ function(livebound_k8_tc form dt d)
     set(name lb_k8_cuda_tc_${form}_${dt}_${dims})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} fp8_kv_cache=${fp8}
-                                head_dim_qk=${d} head_dim_v=${d} bounded=${bounded} block_m=16 block_n=${bn}
+                                head_dim_qk=${dqk} head_dim_v=${dv} bounded=${bounded} block_m=16 block_n=${bn}
                                 tc_o_split=${os} tc_padded_head_dim=${padded_param})
-    set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt16}, ${cache}, ${d}, ${padded_param}, ${name})\n"
+    set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${name})\n"
         PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
@@ -232,6 +256,17 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
     livebound_k7_tc(bounded bf16 256 1)
     livebound_k7_tc(bounded bf16 256 0)
     livebound_k7_tc(full bf16 256 0)
+    # Lq != Lv, bounded: 192/128 (bf16) and MLA's 576/512 (bf16, fp16, bf16 with an fp8
+    # cache), the only CUDA variants for 576/512 (a SIMT thread would hold 514 state
+    # registers).
+    foreach (lse IN ITEMS 1 0)
+        livebound_k7_tc(bounded bf16 192_128 ${lse})
+        livebound_k7_tc(bounded bf16 576_512 ${lse})
+        livebound_k7_tc(bounded fp16 576_512 ${lse})
+        livebound_k7_tc(bounded bf16_e4m3 576_512 ${lse})
+    endforeach ()
+    livebound_k8_tc(bounded bf16 192_128)
+    livebound_k8_tc(bounded bf16 576_512)
     livebound_k8_tc(bounded bf16 128)
     livebound_k8_tc(full bf16 128)
     livebound_k8_tc(bounded fp16 128)

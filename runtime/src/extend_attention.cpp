@@ -55,34 +55,37 @@ const Variant kVariants[] = {
 #undef LB_K7_ATTN
 };
 
-// CUDA tensor-core variants (Lq = Lv = head_dim; a padded one serves any Lq = Lv <= head_dim
-// that is a multiple of 8): picked before the SIMT ones when one serves the call's facts and
-// every q/k/v tensor has their layout (pair_view below).
+// CUDA tensor-core variants (exact: Lq = head_dim_qk and Lv = head_dim_v, which may differ,
+// e.g. 192/128 and MLA's 576/512; a padded one serves any Lq = Lv <= its head dim that is a
+// multiple of 8): picked before the SIMT ones when one serves the call's facts and every
+// q/k/v tensor has their layout (pair_view below).
 struct TensorCoreVariant {
     lb_variant form;
     Dt dtype;
     Cache cache;
-    int32_t head_dim;
+    int32_t head_dim_qk, head_dim_v;
     bool padded;
     bool with_lse;
     int (*run)(void **);
 
     bool serves(int64_t Lq, int64_t Lv) const {
-        if (Lq != Lv) return false;
-        return padded ? Lq >= 8 && Lq % 8 == 0 && Lq <= head_dim : Lq == head_dim;
+        if (padded) return Lq == Lv && Lq >= 8 && Lq % 8 == 0 && Lq <= head_dim_qk;
+        return Lq == head_dim_qk && Lv == head_dim_v;
     }
 };
 const TensorCoreVariant kTensorCoreVariants[] = {
-#define LB_K7_TC(form, dt, cache, d, padded, lse, name) {k_##form, Dt::dt, Cache::cache, d, padded, lse, name##_argv},
+#define LB_K7_TC(form, dt, cache, dqk, dv, padded, lse, name) \
+    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, lse, name##_argv},
 #include "livebound/k7_tc_variants.inc"
 #undef LB_K7_TC
-    {k_bounded, Dt::bf16, Cache::model, 0, false, false, nullptr},  // end (the list is empty without CUDA)
+    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, nullptr},  // end (the list is empty without CUDA)
 };
 const TensorCoreVariant kUnifiedTensorCoreVariants[] = {
-#define LB_K8_TC(form, dt, cache, d, padded, name) {k_##form, Dt::dt, Cache::cache, d, padded, false, name##_argv},
+#define LB_K8_TC(form, dt, cache, dqk, dv, padded, name) \
+    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, false, name##_argv},
 #include "livebound/k8_tc_variants.inc"
 #undef LB_K8_TC
-    {k_bounded, Dt::bf16, Cache::model, 0, false, false, nullptr},  // end
+    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, nullptr},  // end
 };
 
 // The built tensor-core variant for these facts: the exact one, else the padded one with
@@ -97,7 +100,9 @@ const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], l
         if (!c.run || c.form != form || c.dtype != want || c.cache != cache || c.with_lse != lse || !c.serves(Lq, Lv)) {
             continue;
         }
-        if (!best || (best->padded && !c.padded) || (best->padded == c.padded && c.head_dim < best->head_dim)) best = &c;
+        if (!best || (best->padded && !c.padded) || (best->padded == c.padded && c.head_dim_qk < best->head_dim_qk)) {
+            best = &c;
+        }
     }
     return best;
 }
@@ -129,6 +134,17 @@ bool pair_view(const lb_tensor &t, PairView *out) {
     return true;
 }
 
+// A call only a tensor-core variant serves (MLA's 576/512 on CUDA) with a tensor that lacks
+// its layout: refused naming the tensor and what the kernel needs.
+constexpr const char *kTensorCoreQkvLayout =
+    "q/k/v with a contiguous head dim, heads contiguous inside a row (or one head), row strides a multiple of 8 "
+    "elements and 16-byte aligned storage (8 bytes for an fp8 cache)";
+[[noreturn]] void refuse_layout(const char *name, int64_t Lq, int64_t Lv, const char *needs = kTensorCoreQkvLayout) {
+    throw Failure(LB_ERROR_UNSUPPORTED, "argument '" + std::string(name) + "': on CUDA, Lq = " + std::to_string(Lq) +
+                                            ", Lv = " + std::to_string(Lv) +
+                                            " runs only on the tensor-core kernel, which needs " + needs);
+}
+
 // Halide's view of a PairView (uint32 elements; byte pairs: uint16).
 halide_buffer_t *wrap_pairs(PipelineCall &call, const PairView &v, const char *name) {
     halide_dimension_t dim{0, static_cast<int32_t>(v.flat.shape[0]), 1, 0};
@@ -145,14 +161,15 @@ struct TensorCoreArgs {
     bool plain_logits = false;
     int n = 0;
 
-    // true: every tensor has the tensor-core layout (pair_view); false: run a SIMT variant.
-    bool take(const lb_tensor *const *tensors, int count) {
+    // -1: every tensor has the tensor-core layout (pair_view); else the index of the first
+    // that has not (the call then runs a SIMT variant, or is refused naming that tensor).
+    int take(const lb_tensor *const *tensors, int count) {
         n = count;
         for (int i = 0; i < n; i++) {
-            if (!pair_view(*tensors[i], &views[i])) return false;
+            if (!pair_view(*tensors[i], &views[i])) return i;
             row_strides[i] = views[i].row_stride_16b;
         }
-        return true;
+        return -1;
     }
     halide_buffer_t *wrap(PipelineCall &call, int i, const char *name) const { return wrap_pairs(call, views[i], name); }
     void append_scalars(std::vector<void *> *argv) {
@@ -187,7 +204,8 @@ lb_dtype check_k_buffer(const lb_tensor &k_buffer, lb_dtype dt) {
 }
 
 // The scalar arguments.
-void check_scalars(int64_t max_len_extend, float sm_scale, float logit_cap, float k_scale, float v_scale) {
+void check_scalars(int64_t max_len_extend, float sm_scale, float logit_cap, float k_scale, float v_scale,
+                   int32_t xai_temperature_len) {
     if (max_len_extend < 0 || max_len_extend > (int64_t{1} << 28)) {
         bad_argument("max_len_extend", "must be in [0, 2^28], got " + std::to_string(max_len_extend));
     }
@@ -195,6 +213,10 @@ void check_scalars(int64_t max_len_extend, float sm_scale, float logit_cap, floa
     if (!std::isfinite(logit_cap) || logit_cap < 0) bad_argument("logit_cap", "must be finite and >= 0 (0: off)");
     if (!std::isfinite(k_scale)) bad_argument("k_scale", "must be finite");
     if (!std::isfinite(v_scale)) bad_argument("v_scale", "must be finite");
+    // (The xai temperature divides by log2(xai_temperature_len).)
+    if (xai_temperature_len == 1) {
+        bad_argument("xai_temperature_len", "must be <= 0 (off) or >= 2, got 1 (log2(1) = 0)");
+    }
 }
 
 // Optional sinks [Hq] float32, contiguous (lb_tensor lets 1-D index tensors be strided).
@@ -262,11 +284,12 @@ void check_slot_values(const lb_tensor &kv_indptr, const lb_tensor &kv_indices, 
 }
 
 // The variant of `table` for these facts whose head-dim bucket serves (Lq, Lv), the
-// smallest such bucket (least padding), or LB_ERROR_UNSUPPORTED naming `arg` and what is built.
+// smallest such bucket (least padding). None: LB_ERROR_UNSUPPORTED naming `arg` and what is
+// built, or null when `tensor_core` (a tensor-core variant serves the facts instead).
 template <size_t N>
-const Variant &pick_variant(const Variant (&table)[N], const char *kernel, const char *arg, bool on_cuda, lb_variant form,
+const Variant *pick_variant(const Variant (&table)[N], const char *kernel, const char *arg, bool on_cuda, lb_variant form,
                             lb_dtype dt, lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse, const std::string &lse_text,
-                            const char *built) {
+                            const char *built, const TensorCoreVariant *tensor_core) {
     const Dt want = dt_of(dt);
     const Cache cache = cache_of(cache_dt);
     const Target target = on_cuda ? Target::cuda : Target::cpu;
@@ -282,7 +305,7 @@ const Variant &pick_variant(const Variant (&table)[N], const char *kernel, const
             }
         }
     }
-    if (best) return *best;
+    if (best || tensor_core) return best;
     throw Failure(LB_ERROR_UNSUPPORTED, "argument '" + std::string(arg) + "': no " + kernel + " " +
                                             (on_cuda ? "CUDA" : "CPU") + " variant for dtype " + validate::dtype_name(dt) +
                                             ", KV cache " + validate::dtype_name(cache_dt) + ", Lq = " + std::to_string(Lq) +
@@ -394,10 +417,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
         validate::tensor(a.window_kv_offsets, "window_kv_offsets", {LB_INT32, LB_INT64}, 1);
         validate::extent_equals(a.window_kv_offsets, "window_kv_offsets", 0, B, "B (qo_indptr length - 1)");
     }
-    if (a.xai_temperature_len == 1) {
-        bad_argument("xai_temperature_len", "must be <= 0 (off) or >= 2, got 1 (log2(1) = 0)");
-    }
-    check_scalars(a.max_len_extend, a.sm_scale, a.logit_cap, a.k_scale, a.v_scale);
+    check_scalars(a.max_len_extend, a.sm_scale, a.logit_cap, a.k_scale, a.v_scale, a.xai_temperature_len);
 
     // Every given tensor lives where the call runs (CUDA: device memory of device.index).
     const bool on_cuda = device.type == LB_DEVICE_CUDA;
@@ -415,15 +435,27 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     check_on_device(used, device);
 
     // The variant: CPU variants always have the LSE output (a host scratch block stands in
-    // when the caller passes none); on CUDA the variant without it.
-    const Variant *v = &pick_variant(
+    // when the caller passes none); on CUDA the variant without it. On CUDA a tensor-core
+    // variant when one is built for the facts (and q/k/v have its layout, below); its LSE
+    // rows have contiguous heads (a runtime head stride kept live across the key loop cost
+    // 10 % more SASS per HMMA at head dim 128); any other LSE layout runs SIMT.
+    const bool lse_heads_contiguous = !with_lse || a.lse_extend.shape[1] <= 1 || a.lse_extend.strides[1] == 1;
+    const TensorCoreVariant *tcv =
+        on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, with_lse) : nullptr;
+    const Variant *v = pick_variant(
         kVariants, "K7", "q_extend", on_cuda, a.variant, dt, cache_dt, Lq, Lv, with_lse || !on_cuda,
         on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
         on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head dims up to 32 and "
                   "multiples of 8 up to 256, with or without lse; full-width bf16 up to 128 with lse; 16-bit "
-                  "caches also full-width bf16 up to 128 without lse and 256 without lse"
+                  "caches also full-width bf16 up to 128 without lse and 256 without lse; MLA's 576/512 bounded on "
+                  "tensor cores: bf16 and fp16, bf16 also with an fp8 cache"
                 : "CPU builds: bf16/fp16 with a 16-bit or fp8 cache, any head dims up to 32, multiples of 8 up to "
-                  "256 (Lq, Lv independent up to 192/128) and up to 576/512");
+                  "256 (Lq, Lv independent up to 192/128) and up to 576/512",
+        tcv);
+    if (tcv && !lse_heads_contiguous) {
+        if (!v) refuse_layout("lse_extend", Lq, Lv, "lse_extend with contiguous heads (stride 1 between heads)");
+        tcv = nullptr;
+    }
     // Index values are checked where the host can read them; on CUDA the kernel clamps every
     // data-dependent index instead (memory safety), and nothing is read back (no sync).
     if (!on_cuda) {
@@ -468,17 +500,16 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     const lb_tensor wko =
         use_wko && a.window_kv_offsets.shape[0] > 0 ? index_view(a.window_kv_offsets) : scalar_view(LB_INT32);
 
-    // A tensor-core variant when one is built and q/k/v have its layout: they are then
-    // passed as flat pair views, followed by their row strides, Hkv and the slot count.
-    // Its LSE rows have contiguous heads (a runtime head stride kept live across the key
-    // loop cost 10 % more SASS per HMMA at head dim 128); any other LSE layout runs SIMT.
-    const bool lse_heads_contiguous = !with_lse || a.lse_extend.shape[1] <= 1 || a.lse_extend.strides[1] == 1;
-    const TensorCoreVariant *tcv =
-        on_cuda && lse_heads_contiguous ? find_tensor_core(kTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, with_lse)
-                                        : nullptr;
+    // The tensor-core variant (above) when q/k/v have its layout: they are then passed as
+    // flat pair views, followed by their row strides, Hkv and the slot count.
     TensorCoreArgs tc;
     const lb_tensor *qkv[5] = {&a.q_extend, &a.k_extend, &a.v_extend, &k_buffer, &v_buffer};
-    if (tcv && !tc.take(qkv, 5)) tcv = nullptr;
+    static const char *const kQkvNames[5] = {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"};
+    if (tcv) {
+        const int bad = tc.take(qkv, 5);
+        if (bad >= 0 && !v) refuse_layout(kQkvNames[bad], Lq, Lv);
+        if (bad >= 0) tcv = nullptr;
+    }
     auto wrap_qkv = [&](int i, const char *name) { return tcv ? tc.wrap(call, i, name) : call.wrap_nd(*qkv[i], name); };
     halide_buffer_t *q = wrap_qkv(0, "q_extend");
     halide_buffer_t *k = wrap_qkv(1, "k_extend");
@@ -551,7 +582,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     const bool has_sinks = !validate::is_absent(a.sinks);
     check_sinks(a.sinks, Hq, "Hq (q heads)");
     const bool has_mask = check_mask(a.custom_mask, a.mask_indptr, B);
-    check_scalars(a.max_len_extend, a.sm_scale, a.logit_cap, a.k_scale, a.v_scale);
+    check_scalars(a.max_len_extend, a.sm_scale, a.logit_cap, a.k_scale, a.v_scale, a.xai_temperature_len);
 
     const bool on_cuda = device.type == LB_DEVICE_CUDA;
     std::vector<std::pair<const lb_tensor *, const char *>> used = {
@@ -564,12 +595,17 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
         used.push_back({&a.mask_indptr, "mask_indptr"});
     }
     check_on_device(used, device);
-    const Variant *v = &pick_variant(kUnifiedVariants, "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
-                                     on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head "
-                                               "dims up to 32 and multiples of 8 up to 256; full-width bf16 up to 128"
-                                             : "CPU builds: bf16/fp16 with a 16-bit or fp8 cache, any head dims up to "
-                                               "32, multiples of 8 up to 256 (Lq, Lv independent up to 192/128) and "
-                                               "up to 576/512");
+    // (On CUDA a tensor-core variant when one is built and q/k/v have its layout, as K7.)
+    const TensorCoreVariant *tcv =
+        on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, false) : nullptr;
+    const Variant *v = pick_variant(kUnifiedVariants, "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
+                                    on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head "
+                                              "dims up to 32 and multiples of 8 up to 256; full-width bf16 up to 128; "
+                                              "bounded bf16 576/512 (MLA) on tensor cores"
+                                            : "CPU builds: bf16/fp16 with a 16-bit or fp8 cache, any head dims up to "
+                                              "32, multiples of 8 up to 256 (Lq, Lv independent up to 192/128) and "
+                                              "up to 576/512",
+                                    tcv);
     if (!on_cuda) {
         // The ranges (as K7) and the unified list: N_b = P_b + E_b, slots in range, the masks.
         check_indptr_values(a.qo_indptr, "qo_indptr", B, T, "T (q rows)", a.max_len_extend);
@@ -606,12 +642,15 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
 
     PipelineCall call(device);
-    // A tensor-core variant when one is built and q/k/v have its layout (as K7).
-    const TensorCoreVariant *tcv =
-        on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, false) : nullptr;
+    // The tensor-core variant (above) when q/k/v have its layout (as K7).
     TensorCoreArgs tc;
     const lb_tensor *qkv[3] = {&a.q, &a.k_buffer, &a.v_buffer};
-    if (tcv && !tc.take(qkv, 3)) tcv = nullptr;
+    static const char *const kQkvNames[3] = {"q", "k_buffer", "v_buffer"};
+    if (tcv) {
+        const int bad = tc.take(qkv, 3);
+        if (bad >= 0 && !v) refuse_layout(kQkvNames[bad], Lq, Lv);
+        if (bad >= 0) tcv = nullptr;
+    }
     auto wrap_qkv = [&](int i, const char *name) { return tcv ? tc.wrap(call, i, name) : call.wrap_nd(*qkv[i], name); };
     halide_buffer_t *q = wrap_qkv(0, "q");
     halide_buffer_t *kb = wrap_qkv(1, "k_buffer");

@@ -263,6 +263,26 @@ inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant va
     a.variant = variant;
 }
 
+// MLA's absorbed layout (Lv <= Lq, 16-bit caches): V is the first Lv dims of K. absorb_values
+// makes the problem's V those dims, materialised; values_as_key_views points a call's
+// v_buffer / v_extend at K's storage instead (torch's k[..., :Lv]: K's row and head strides),
+// which must give the same bits without a copy.
+inline void absorb_values(ExtendProblem *p) {
+    auto take = [&](const std::vector<uint16_t> &k, std::vector<uint16_t> *v, int64_t rows) {
+        for (int64_t r = 0; r < rows * p->Hkv; r++) {
+            std::copy_n(k.begin() + long(r * p->Lq), p->Lv, v->begin() + long(r * p->Lv));
+        }
+    };
+    take(p->k_buf, &p->v_buf, p->num_slots);
+    take(p->k_ext, &p->v_ext, p->T);
+}
+inline void values_as_key_views(const ExtendProblem &p, lb_extend_attention_args *a) {
+    const lb_dtype dt = p.bf16 ? LB_BFLOAT16 : LB_FLOAT16;
+    const int64_t head = p.Lq, row = p.Hkv * p.Lq;
+    a->v_buffer = lb_tensor{const_cast<uint16_t *>(p.k_buf.data()), dt, 3, {p.num_slots, p.Hkv, p.Lv}, {row, head, 1}};
+    a->v_extend = lb_tensor{const_cast<uint16_t *>(p.k_ext.data()), dt, 3, {p.T, p.Hkv, p.Lv}, {row, head, 1}};
+}
+
 inline lb_device cpu_device() { return lb_device{LB_DEVICE_CPU, 0, nullptr}; }
 
 // The accuracy sweep.

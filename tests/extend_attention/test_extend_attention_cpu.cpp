@@ -310,6 +310,23 @@ TEST(ExtendLayouts, TransposedLseEqualsContiguous) {
     for (size_t i = size_t(p.Hq * p.T); i < by_head.size(); i++) ASSERT_EQ(by_head[i], kPoisonLse) << "spare " << i;
 }
 
+// MLA's absorbed layout: v_buffer and v_extend are views of the first 512 dims of k_buffer
+// and k_extend (row stride 576), bit-identical to the call on materialised copies.
+TEST(ExtendLayouts, MlaValuesAsKeyViewsEqualCopies) {
+    ExtendCase c{"mla_absorbed_views", 9, true, 8, 1, 576, 512, {20, 37, 5}, {30, 0, 12}};
+    c.window = 16;
+    ExtendProblem p = make_problem(c);
+    absorb_values(&p);
+    std::vector<float> lse_copied;
+    const std::vector<uint16_t> o_copied = run(p, c, LB_BOUNDED, &lse_copied);
+    ExtendBuffers buf;
+    make_args(p, c, LB_BOUNDED, &buf);
+    values_as_key_views(p, &buf.args);
+    ASSERT_EQ(lb_extend_attention_fwd(&buf.args, cpu_device()), LB_OK) << lb_last_error();
+    EXPECT_EQ(0, std::memcmp(buf.o.data(), o_copied.data(), o_copied.size() * 2)) << "o differs";
+    EXPECT_EQ(0, std::memcmp(buf.lse.data(), lse_copied.data(), lse_copied.size() * 4)) << "lse differs";
+}
+
 // Inputs read through expanded views (stride 0 outside the head dim, torch's expand()): q
 // with every head the same row ([T, 1, Lq] expanded to Hq heads) and a cache whose slots all
 // hold one slot's K and V ([1, Hkv, L] expanded to num_slots slots) give the bits of the same

@@ -10,7 +10,7 @@
 //       cases and longer fp8-cache cases, bounded, with and without lse_extend where that
 //       variant is built: o and lse within the CPU suite's fp64-reference tolerance, and
 //       rows outside [qo_indptr[0], qo_indptr[B]) (lead and tail rows added to every case)
-//       still hold their poison. Forms not built for CUDA (the MLA case 576/512, ...)
+//       still hold their poison. Forms not built for CUDA (fp16 MLA with an fp8 cache, ...)
 //       must be refused with LB_ERROR_UNSUPPORTED naming 'q_extend', writing nothing;
 //       CudaExtendUnsupported does the same for the other forms the build lacks
 //       (full-width fp16 / 64/64 / 256/256 with lse, fp8-cache twins).
@@ -254,28 +254,30 @@ References references(const ExtendProblem &p) {
 // oracle independent of the build's generated list): the runtime runs one of them for these
 // facts (the suites' tensors are contiguous and cuMemAlloc-aligned, the layout they read).
 // Any index dtypes. A padded variant serves every Lq = Lv <= d that is a multiple of 8, the
-// others Lq = Lv = d.
+// others exactly their Lq / Lv (which differ for 192/128 and MLA's 576/512).
 bool tensor_core_built(const ExtendCase &c, lb_variant variant, bool with_lse) {
     struct Built {
         lb_variant form;
         bool bf16;
-        int64_t d;
+        int64_t dqk, dv;
         bool padded;
         bool fp8_cache;
     };
     // Each with and without the LSE output, but the full-width 256 (without only) and the
     // full-width fp8 128 (with only).
     static const Built both_lse[] = {
-        {LB_BOUNDED, true, 64, false, false},   {LB_BOUNDED, true, 96, false, false},
-        {LB_BOUNDED, true, 96, true, false},    {LB_BOUNDED, true, 128, false, false},
-        {LB_BOUNDED, true, 256, false, false},  {LB_BOUNDED, false, 64, false, false},
-        {LB_BOUNDED, false, 128, false, false}, {LB_FULL_WIDTH, true, 128, false, false},
-        {LB_BOUNDED, true, 128, false, true},
+        {LB_BOUNDED, true, 64, 64, false, false},     {LB_BOUNDED, true, 96, 96, false, false},
+        {LB_BOUNDED, true, 96, 96, true, false},      {LB_BOUNDED, true, 128, 128, false, false},
+        {LB_BOUNDED, true, 256, 256, false, false},   {LB_BOUNDED, false, 64, 64, false, false},
+        {LB_BOUNDED, false, 128, 128, false, false},  {LB_FULL_WIDTH, true, 128, 128, false, false},
+        {LB_BOUNDED, true, 128, 128, false, true},    {LB_BOUNDED, true, 192, 128, false, false},
+        {LB_BOUNDED, true, 576, 512, false, false},   {LB_BOUNDED, false, 576, 512, false, false},
+        {LB_BOUNDED, true, 576, 512, false, true},
     };
-    static const Built nolse_only[] = {{LB_FULL_WIDTH, true, 256, false, false}};
-    static const Built lse_only[] = {{LB_FULL_WIDTH, true, 128, false, true}};
+    static const Built nolse_only[] = {{LB_FULL_WIDTH, true, 256, 256, false, false}};
+    static const Built lse_only[] = {{LB_FULL_WIDTH, true, 128, 128, false, true}};
     auto matches = [&](const Built &b) {
-        const bool serves = c.Lq == c.Lv && (b.padded ? c.Lq <= b.d && c.Lq % 8 == 0 : c.Lq == b.d);
+        const bool serves = b.padded ? c.Lq == c.Lv && c.Lq <= b.dqk && c.Lq % 8 == 0 : c.Lq == b.dqk && c.Lv == b.dv;
         return serves && b.form == variant && b.bf16 == c.bf16 && b.fp8_cache == c.fp8_cache;
     };
     for (const Built &b : both_lse) {
@@ -386,11 +388,13 @@ constexpr int64_t kLeadRows = 3, kTailRows = 5;
 //   LSE) and bf16 256/256 (without);
 //   fp8 (e4m3fn) caches: the same forms but the full-width 256/256 and the full-width
 //   128/128 without the LSE.
-// Nothing else (576/512, ...) is built for CUDA: the runtime refuses it
-// (LB_ERROR_UNSUPPORTED). A variant serves the case when its head-dim bucket does: Lq, Lv up
-// to the bucket's, multiples of its vector width (8; 1 for the 32/32 bucket: the runtime's
-// rule, Variant::serves). The tensor-core variants (tensor_core_built) serve a subset.
+// A variant serves the case when its head-dim bucket does: Lq, Lv up to the bucket's,
+// multiples of its vector width (8; 1 for the 32/32 bucket: the runtime's rule,
+// Variant::serves). The tensor-core variants (tensor_core_built) serve a subset, and MLA's
+// 576/512, which no SIMT variant serves (a thread would hold 514 state registers). Nothing
+// else is built for CUDA: the runtime refuses it (LB_ERROR_UNSUPPORTED).
 bool cuda_variant_built(const ExtendCase &c, lb_variant variant, bool with_lse) {
+    if (tensor_core_built(c, variant, with_lse)) return true;
     struct Built {
         lb_variant form;
         bool bf16, fp8_cache;
@@ -507,7 +511,7 @@ std::vector<ExtendCase> accuracy_cases() {
 class CudaExtendAccuracy : public CudaExtendBase, public ::testing::WithParamInterface<ExtendCase> {};
 
 // Built shapes: o (and lse where the variant has it) within the fp64 tolerance, poison kept.
-// Forms not built for CUDA (the MLA case 576/512, ...) must be refused by name,
+// Forms not built for CUDA (fp16 MLA 576/512 with an fp8 cache, ...) must be refused by name,
 // writing nothing.
 TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
     const ExtendCase &c = GetParam();
@@ -539,8 +543,9 @@ TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
 }
 
 // Shapes and forms the CUDA build does not have, beyond the accuracy cases: full-width fp16,
-// full-width 256/256 with the LSE, head dims above 32 that are not multiples of 8 (40 + 4);
-// with fp8 caches: full-width fp16, 256/256 and bf16 without the LSE, MLA 576/512. (int32
+// full-width 256/256 with the LSE, head dims above 32 that are not multiples of 8 (40 + 4),
+// full-width MLA 576/512; with fp8 caches: full-width fp16, 256/256 and bf16 without the
+// LSE, fp16 MLA 576/512. (int32
 // index tensors are served by every variant.)
 using CudaExtendUnsupported = CudaExtendBase;
 
@@ -560,12 +565,12 @@ TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
     };
     ExtendCase f128{"fp16_d128", 156, false, 8, 2, 128, 128, {40, 3}, {10, 20}};
     ExtendCase b128{"bf16_d128", 157, true, 8, 2, 128, 128, {40, 3}, {10, 20}};
-    ExtendCase b576{"bf16_d576_512", 158, true, 4, 1, 576, 512, {10, 3}, {10, 20}};
+    ExtendCase f576{"fp16_d576_512", 158, false, 4, 1, 576, 512, {10, 3}, {10, 20}};
     const std::vector<Form> forms = {
         {b44, LB_BOUNDED, true},        {b44, LB_BOUNDED, false},        {f64, LB_FULL_WIDTH, false},
         {b256, LB_FULL_WIDTH, true},    {fp8(b44), LB_BOUNDED, true},    {fp8(f64), LB_FULL_WIDTH, true},
         {fp8(b128), LB_FULL_WIDTH, false}, {fp8(f128), LB_FULL_WIDTH, false}, {fp8(b256), LB_FULL_WIDTH, false},
-        {fp8(b576), LB_BOUNDED, false},
+        {fp8(f576), LB_BOUNDED, false},  {f576, LB_FULL_WIDTH, true},
     };
     for (const Form &f : forms) {
         ASSERT_FALSE(cuda_variant_built(f.c, f.variant, f.with_lse)) << describe(f.c, f.variant, f.with_lse);
@@ -857,6 +862,41 @@ TEST_F(CudaExtendErrors, WrongDeviceIndexIsRejected) {
     }
 }
 
+// MLA's 576/512 runs only on tensor cores: a layout they cannot read is refused naming the
+// tensor (a transposed lse_extend; q_extend rows 4 elements apart beyond a multiple of 8),
+// writing nothing.
+TEST_F(CudaExtendErrors, MlaLayoutsTensorCoresCannotReadAreRefusedByName) {
+    ExtendCase c{"mla_layout", 10, true, 8, 1, 576, 512, {20, 7}, {10, 0}};
+    const ExtendProblem p = make_problem(c);
+    {
+        ExtendBuffers buf;
+        make_args(p, c, LB_BOUNDED, &buf, true);
+        buf.args.lse_extend = lb_tensor{buf.lse.data(), LB_FLOAT32, 2, {p.T, p.Hq}, {1, p.T}};
+        DeviceArgs dev;
+        ASSERT_EQ(dev.mirror(buf.args), "");
+        EXPECT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_ERROR_UNSUPPORTED);
+        EXPECT_TRUE(names_argument(lb_last_error(), "lse_extend")) << lb_last_error();
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        expect_untouched(buf, dev, "transposed lse_extend at 576/512");
+    }
+    {
+        const int64_t row = p.Hq * p.Lq + 4;  // q rows padded by 4 elements
+        std::vector<uint16_t> padded(size_t(p.T * row), 0);
+        for (int64_t t = 0; t < p.T; t++) {
+            std::copy_n(p.q.begin() + long(t * p.Hq * p.Lq), p.Hq * p.Lq, padded.begin() + long(t * row));
+        }
+        ExtendBuffers buf;
+        make_args(p, c, LB_BOUNDED, &buf, true);
+        buf.args.q_extend = lb_tensor{padded.data(), LB_BFLOAT16, 3, {p.T, p.Hq, p.Lq}, {row, p.Lq, 1}};
+        DeviceArgs dev;
+        ASSERT_EQ(dev.mirror(buf.args), "");
+        EXPECT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_ERROR_UNSUPPORTED);
+        EXPECT_TRUE(names_argument(lb_last_error(), "q_extend")) << lb_last_error();
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        expect_untouched(buf, dev, "q_extend row stride 4 past a multiple of 8 at 576/512");
+    }
+}
+
 using CudaExtendEdges = CudaExtendBase;
 
 // No query row (every E_b = 0, rows on both sides of the empty range; and B = 0): OK,
@@ -891,6 +931,27 @@ TEST_F(CudaExtendEdges, NullStreamIsTheLegacyDefaultStream) {
     Outputs out;
     ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, true, nullptr, &out)) << describe(c, LB_BOUNDED, true) << " stream NULL";
     expect_accurate(p, references(p), out, describe(c, LB_BOUNDED, true) + " stream NULL", tensor_core_built(c, LB_BOUNDED, true));
+}
+
+// MLA's absorbed layout on tensor cores: v_buffer and v_extend as views of the first 512
+// dims of k_buffer and k_extend (row stride 576) give the bits of materialised copies.
+TEST_F(CudaExtendEdges, MlaValuesAsKeyViewsEqualCopies) {
+    ExtendCase c{"mla_absorbed_views", 9, true, 8, 1, 576, 512, {40, 37, 5}, {70, 0, 12}};
+    c.window = 16;
+    ExtendProblem p = with_padding(make_problem(c), kLeadRows, kTailRows, 5009);
+    absorb_values(&p);
+    Outputs copied;
+    ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, true, stream_, &copied)) << describe(c, LB_BOUNDED, true);
+    expect_accurate(p, references(p), copied, describe(c, LB_BOUNDED, true), tensor_core_built(c, LB_BOUNDED, true));
+    ExtendBuffers buf;
+    make_args(p, c, LB_BOUNDED, &buf, true);
+    values_as_key_views(p, &buf.args);
+    DeviceArgs dev;
+    ASSERT_EQ(dev.mirror(buf.args), "");
+    ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_OK) << lb_last_error();
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    ASSERT_EQ(dev.download_outputs(), "");
+    expect_identical(copied, Outputs{buf.o, buf.lse}, "values as views of the keys vs copies");
 }
 
 }  // namespace

@@ -117,6 +117,14 @@ std::vector<BadArgument> bad_arguments() {
     add("VBufferSlotsNotKBuffer", "v_buffer", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.v_buffer.shape[0] -= 1; });
     add("SinksNotHq", "sinks", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.sinks.shape[0] = 7; });
     add("LseHeadsNotHq", "lse_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.lse_extend.shape[1] = 7; });
+    // (Each one extent of a tensor whose earlier checks all pass: a smaller extent keeps the
+    // view inside its storage, and the tensors checked before it are untouched.)
+    add("VExtendRowsNotT", "v_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.v_extend.shape[0] -= 1; });
+    add("OExtendRowsNotT", "o_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.o_extend.shape[0] -= 1; });
+    add("KBufferHeadsNotHkv", "k_buffer", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.k_buffer.shape[1] = 1; });
+    add("VBufferHeadsNotHkv", "v_buffer", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.v_buffer.shape[1] = 1; });
+    add("VBufferHeadDimNotLv", "v_buffer", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.v_buffer.shape[2] = 32; });
+    add("LseRowsNotT", "lse_extend", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.lse_extend.shape[0] -= 1; });
     add("KvIndptrLengthNotB1", "kv_indptr", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.kv_indptr.shape[0] -= 1; });
     add("QoIndptrEmpty", "qo_indptr", kInvalid, [](lb_extend_attention_args &a, ExtendProblem &) { a.qo_indptr.shape[0] = 0; });
     // ---- fp8 (e4m3fn): the caches only, both of them ----
@@ -146,6 +154,9 @@ std::vector<BadArgument> bad_arguments() {
     add("QoIndptrNegative", "qo_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.qo_indptr[0] = -1; });
     add("KvIndptrPastIndices", "kv_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.kv_indptr[3] += 1; });
     add("KvIndptrDecreasing", "kv_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.kv_indptr[1] = 25; });
+    // (qo_indptr is valid, so its value checks pass and kv_indptr's first entry is the first
+    // thing refused.)
+    add("KvIndptrNegative", "kv_indptr", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.kv_indptr[0] = -1; });
     add("KvIndexOutOfRange", "kv_indices", kInvalid,
         [](lb_extend_attention_args &, ExtendProblem &p) { p.kv_indices[5] = p.num_slots; });
     add("KvIndexNegative", "kv_indices", kInvalid, [](lb_extend_attention_args &, ExtendProblem &p) { p.kv_indices[0] = -1; });

@@ -295,6 +295,16 @@ std::vector<BadUnified> bad_unified() {
     add("KvIndicesWrongDtype", "kv_indices", kInvalid, [](Args &a, UnifiedProblem &) { a.kv_indices.dtype = LB_UINT8; });
     add("KvIndptrPastIndices", "kv_indptr", kInvalid, [](Args &, UnifiedProblem &p) { p.kv_indptr[3] += 1; });
     add("QoIndptrDecreasing", "qo_indptr", kInvalid, [](Args &, UnifiedProblem &p) { p.qo_indptr[2] = p.qo_indptr[0]; });
+    // (The index tensors are int32 views of p's vectors: a value changed in p is what the call
+    // reads. qo_indptr = {0, 40, 43, 60} = T, kv_indptr = {0, 60, 63, 89}; qo_indptr's values
+    // are checked before kv_indptr's.)
+    add("QoIndptrNegative", "qo_indptr", kInvalid, [](Args &, UnifiedProblem &p) { p.qo_indptr[0] = -1; });
+    add("QoIndptrPastT", "qo_indptr", kInvalid, [](Args &, UnifiedProblem &p) { p.qo_indptr[3] += 1; });
+    add("KvIndptrNegative", "kv_indptr", kInvalid, [](Args &, UnifiedProblem &p) { p.kv_indptr[0] = -1; });
+    add("KvIndptrDecreasing", "kv_indptr", kInvalid,
+        [](Args &, UnifiedProblem &p) { p.kv_indptr[2] = p.kv_indptr[1] - 1; });
+    add("QoIndptrEmpty", "qo_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.qo_indptr.shape[0] = 0; });
+    add("KvIndptrLengthNotB1", "kv_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.kv_indptr.shape[0] -= 1; });
     // (int32 and int64 are both valid for qo_indptr, kv_indptr, kv_indices, prefix_lens.)
     add("QoIndptrWrongDtype", "qo_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.qo_indptr.dtype = LB_UINT8; });
     add("KvIndptrWrongDtype", "kv_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.kv_indptr.dtype = LB_UINT8; });
@@ -304,6 +314,7 @@ std::vector<BadUnified> bad_unified() {
     add("MaskIndptrWrongDtype", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.mask_indptr.dtype = LB_INT32; });
     add("MaskTooShort", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.custom_mask.shape[0] -= 3; });
     add("MaskWrongDtype", "custom_mask", kInvalid, [](Args &a, UnifiedProblem &) { a.custom_mask.dtype = LB_INT32; });
+    add("MaskIndptrLengthNotB1", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.mask_indptr.shape[0] -= 1; });
     // dtypes and shapes
     add("QWrongDtype", "q", kInvalid, [](Args &a, UnifiedProblem &) { a.q.dtype = LB_FLOAT32; });
     add("KBufferDtypeNotQ", "k_buffer", kInvalid, [](Args &a, UnifiedProblem &) { a.k_buffer.dtype = LB_FLOAT16; });
@@ -325,6 +336,23 @@ std::vector<BadUnified> bad_unified() {
         a.k_buffer.shape[1] = 3;
         a.k_buffer.strides[0] = 3 * 64;
     });
+    // q: the rules of a tensor (q is the first tensor checked).
+    add("QWrongNdim", "q", kInvalid, [](Args &a, UnifiedProblem &) { a.q.ndim = 2; });
+    add("QNullData", "q", kInvalid, [](Args &a, UnifiedProblem &) { a.q.data = nullptr; });
+    add("QNegativeExtent", "q", kInvalid, [](Args &a, UnifiedProblem &) { a.q.shape[0] = -1; });
+    add("QStrideNegative", "q", kInvalid, [](Args &a, UnifiedProblem &) { a.q.strides[0] = -1; });
+    add("QLastDimStrided", "q", kInvalid, [](Args &a, UnifiedProblem &) { a.q.strides[2] = 2; });
+    // One extent each, of a tensor whose earlier checks all pass (a smaller extent keeps the
+    // view inside its storage).
+    add("KBufferHeadDimNotLq", "k_buffer", kInvalid, [](Args &a, UnifiedProblem &) { a.k_buffer.shape[2] = 32; });
+    add("KBufferNoSlot", "k_buffer", kInvalid, [](Args &a, UnifiedProblem &) { a.k_buffer.shape[0] = 0; });
+    add("VBufferSlotsNotKBuffer", "v_buffer", kInvalid, [](Args &a, UnifiedProblem &) { a.v_buffer.shape[0] -= 1; });
+    add("VBufferHeadsNotHkv", "v_buffer", kInvalid, [](Args &a, UnifiedProblem &) { a.v_buffer.shape[1] = 1; });
+    add("OHeadsNotHq", "o", kInvalid, [](Args &a, UnifiedProblem &) { a.o.shape[1] = 4; });
+    add("ODimNotLv", "o", kInvalid, [](Args &a, UnifiedProblem &) { a.o.shape[2] = 32; });
+    add("SinksNotHq", "sinks", kInvalid, [](Args &a, UnifiedProblem &) { a.sinks.shape[0] = 7; });
+    // (Stride 2 over Hq = 8 floats: refused before anything is read.)
+    add("SinksStride2", "sinks", kInvalid, [](Args &a, UnifiedProblem &) { a.sinks.strides[0] = 2; });
     // scalars
     add("MaxLenExtendNegative", "max_len_extend", kInvalid, [](Args &a, UnifiedProblem &) { a.max_len_extend = -1; });
     add("MaxLenExtendBelowLongest", "max_len_extend", kInvalid, [](Args &a, UnifiedProblem &) { a.max_len_extend = 39; });
@@ -334,6 +362,7 @@ std::vector<BadUnified> bad_unified() {
     add("KScaleInf", "k_scale", kInvalid, [](Args &a, UnifiedProblem &) { a.k_scale = std::numeric_limits<float>::infinity(); });
     add("VScaleNaN", "v_scale", kInvalid,
         [](Args &a, UnifiedProblem &) { a.v_scale = std::numeric_limits<float>::quiet_NaN(); });
+    add("XaiTemperatureLenOne", "xai_temperature_len", kInvalid, [](Args &a, UnifiedProblem &) { a.xai_temperature_len = 1; });
     add("UnknownVariant", "variant", kInvalid, [](Args &a, UnifiedProblem &) { a.variant = static_cast<lb_variant>(5); });
     // valid, but not built
     // (36: above the scalar bucket and not a multiple of 8, with a 16-bit and with an fp8

@@ -188,6 +188,18 @@ std::vector<AccuracyParam> accuracy_params() {
         f.sinks = true;
         for (const UnifiedCase &u : {a, b, c, d, e, f}) out.push_back({u, LB_BOUNDED});
     }
+    // Lq != Lv on tensor cores: 192/128 (its own variant) and MLA's 576/512 (one kv head, O
+    // split over four warps), bf16.
+    {
+        UnifiedCase a{"bf16_d192_128_window", 291, true, 8, 2, 192, 128, {70, 9, 33}, {40, 0, 100}};
+        a.window = 40;
+        UnifiedCase m{"bf16_mla_576_512_causal", 292, true, 16, 1, 576, 512, {50, 7, 33}, {40, 0, 12}};
+        UnifiedCase n{"bf16_mla_576_512_noncausal_sinks", 293, true, 8, 1, 576, 512, {20, 37}, {30, 0}};
+        n.causal = false;
+        n.sinks = true;
+        n.window = 16;
+        for (const UnifiedCase &u : {a, m, n}) out.push_back({u, LB_BOUNDED});
+    }
     // int32 and int64 index tensors on the same variants (each argument on its own).
     {
         UnifiedCase a{"bf16_d128_all_int32_sinks", 271, true, 8, 2, 128, 128, {130, 1, 33, 64}, {40, 0, 200, 17}};
@@ -257,23 +269,25 @@ std::vector<AccuracyParam> accuracy_params() {
 // The tensor-core K8 variants of cmake/families/extend_attention.cmake, written out here (an
 // oracle independent of the build's generated list): the runtime runs one of them for these
 // facts (the suite's tensors are contiguous and cuMemAlloc-aligned); any index dtypes. A
-// padded variant serves every Lq = Lv <= d that is a multiple of 8, the others Lq = Lv = d.
+// padded variant serves every Lq = Lv <= d that is a multiple of 8, the others exactly their
+// Lq / Lv (which differ for 192/128 and MLA's 576/512).
 bool unified_tensor_core_built(const UnifiedCase &c, lb_variant variant) {
     struct Built {
         lb_variant form;
         bool bf16;
-        int64_t d;
+        int64_t dqk, dv;
         bool padded;
         bool fp8_cache;
     };
     static const Built built[] = {
-        {LB_BOUNDED, true, 64, false, false},  {LB_BOUNDED, true, 96, false, false},
-        {LB_BOUNDED, true, 96, true, false},   {LB_BOUNDED, true, 128, false, false},
-        {LB_BOUNDED, false, 128, false, false}, {LB_FULL_WIDTH, true, 128, false, false},
-        {LB_BOUNDED, true, 128, false, true},  {LB_FULL_WIDTH, true, 128, false, true},
+        {LB_BOUNDED, true, 64, 64, false, false},    {LB_BOUNDED, true, 96, 96, false, false},
+        {LB_BOUNDED, true, 96, 96, true, false},     {LB_BOUNDED, true, 128, 128, false, false},
+        {LB_BOUNDED, false, 128, 128, false, false}, {LB_FULL_WIDTH, true, 128, 128, false, false},
+        {LB_BOUNDED, true, 128, 128, false, true},   {LB_FULL_WIDTH, true, 128, 128, false, true},
+        {LB_BOUNDED, true, 192, 128, false, false},  {LB_BOUNDED, true, 576, 512, false, false},
     };
     for (const Built &b : built) {
-        const bool serves = c.Lq == c.Lv && (b.padded ? c.Lq <= b.d && c.Lq % 8 == 0 : c.Lq == b.d);
+        const bool serves = b.padded ? c.Lq == c.Lv && c.Lq <= b.dqk && c.Lq % 8 == 0 : c.Lq == b.dqk && c.Lv == b.dv;
         if (serves && b.form == variant && b.bf16 == c.bf16 && b.fp8_cache == c.fp8_cache) return true;
     }
     return false;

@@ -29,9 +29,11 @@ extern "C" {
  * applies. With skip_prefix_custom_mask the prefix ignores the mask.
  *   xai_temperature_len = L > 0: s *= (P + m > L) ? log2(P + m) / log2(L) : 1, after the cap.
  *   skip_prefix / skip_extend: that stage contributes nothing (its keys are invisible).
- * Not yet supported: FP8 caches. CUDA variants: head dims 64, 128, 256 (576/512 is CPU
- * only), see runtime/src/extend_attention.cpp for the list. Rows of o_extend/lse_extend
- * outside [qo_indptr[0], qo_indptr[B]) are not written.
+ * KV caches: the model dtype or float8_e4m3fn (both caches alike, scaled by k_scale /
+ * v_scale). Index tensors (qo_indptr, kv_indptr, kv_indices, window_kv_offsets, K8's
+ * prefix_lens) are int32 or int64, in any combination. Head dims and the variants each
+ * device has: docs/extend_attention.md (CUDA: MLA's 576/512 on tensor cores only). Rows of
+ * o_extend/lse_extend outside [qo_indptr[0], qo_indptr[B]) are not written.
  * CUDA: every tensor in device memory of device.index, the call runs on device.stream with
  * nothing allocated and no sync (graph-capturable after one warm-up call); index values are
  * not checked on CUDA (the kernel clamps every data-dependent index: memory-safe, but
@@ -41,17 +43,19 @@ typedef struct lb_extend_attention_args {
     lb_tensor k_extend;        /* [T, Hkv, Lq] same dtype: keys of the extend tokens (Hq % Hkv == 0) */
     lb_tensor v_extend;        /* [T, Hkv, Lv] same dtype: values of the extend tokens */
     lb_tensor o_extend;        /* out, [T, Hq, Lv] same dtype: rows [qo_indptr[0], qo_indptr[B]) written */
-    lb_tensor k_buffer;        /* [num_slots, Hkv, Lq] same dtype: KV cache keys (prefix) */
-    lb_tensor v_buffer;        /* [num_slots, Hkv, Lv] same dtype: KV cache values (prefix) */
-    lb_tensor qo_indptr;       /* [B + 1] int32: non-decreasing, qo_indptr[0] >= 0, qo_indptr[B] <= T */
-    lb_tensor kv_indptr;       /* [B + 1] int32: non-decreasing, kv_indptr[0] >= 0, kv_indptr[B] <= len(kv_indices) */
+    lb_tensor k_buffer;        /* [num_slots, Hkv, Lq] same dtype or float8_e4m3fn: KV cache keys (prefix) */
+    lb_tensor v_buffer;        /* [num_slots, Hkv, Lv] k_buffer's dtype: KV cache values (prefix);
+                                  MLA: may be a view of k_buffer's first Lv dims */
+    lb_tensor qo_indptr;       /* [B + 1] int32 | int64: non-decreasing, qo_indptr[0] >= 0, qo_indptr[B] <= T */
+    lb_tensor kv_indptr;       /* [B + 1] int32 | int64: non-decreasing, kv_indptr[0] >= 0,
+                                  kv_indptr[B] <= len(kv_indices) */
     lb_tensor kv_indices;      /* [>= kv_indptr[B]] int32 | int64: cache slot of each prefix key, in [0, num_slots) */
     lb_tensor sinks;           /* optional, [Hq] float32: per-head sink logit (not scaled by sm_scale) */
     lb_tensor lse_extend;      /* optional out, [T, Hq] float32: natural-log LSE, same rows as o_extend */
     lb_tensor custom_mask;     /* optional, [n] uint8 (torch bool/uint8), flat: the requests' masks, see above */
     lb_tensor mask_indptr;     /* [B + 1] int64, required iff custom_mask: mask_indptr[b] >= 0 and
                                   mask_indptr[b] + E_b * (P_b + E_b + wko_b) <= n */
-    lb_tensor window_kv_offsets; /* optional, [B] int32 >= 0: read only with custom_mask and W > 0 */
+    lb_tensor window_kv_offsets; /* optional, [B] int32 | int64 >= 0: read only with custom_mask and W > 0 */
     int64_t max_len_extend;    /* >= every E_b (sizes the query-tile axis, as SGLang's grid) */
     int32_t is_causal;         /* non-zero: causal masking inside the extend chunk */
     int32_t sliding_window_size; /* W; <= 0 (SGLang: -1) is off */
@@ -82,13 +86,13 @@ LB_API lb_status lb_extend_attention_fwd(const lb_extend_attention_args *args, l
 typedef struct lb_extend_attention_unified_args {
     lb_tensor q;               /* [T, Hq, Lq] float16 | bfloat16 */
     lb_tensor o;               /* out, [T, Hq, Lv] same dtype: rows [qo_indptr[0], qo_indptr[B]) written */
-    lb_tensor k_buffer;        /* [num_slots, Hkv, Lq] same dtype (Hq % Hkv == 0) */
-    lb_tensor v_buffer;        /* [num_slots, Hkv, Lv] same dtype */
-    lb_tensor qo_indptr;       /* [B + 1] int32: non-decreasing, qo_indptr[0] >= 0, qo_indptr[B] <= T */
-    lb_tensor kv_indptr;       /* [B + 1] int32: non-decreasing, kv_indptr[B] <= len(kv_indices);
+    lb_tensor k_buffer;        /* [num_slots >= 1, Hkv, Lq] same dtype or float8_e4m3fn (Hq % Hkv == 0) */
+    lb_tensor v_buffer;        /* [num_slots, Hkv, Lv] k_buffer's dtype */
+    lb_tensor qo_indptr;       /* [B + 1] int32 | int64: non-decreasing, qo_indptr[0] >= 0, qo_indptr[B] <= T */
+    lb_tensor kv_indptr;       /* [B + 1] int32 | int64: non-decreasing, kv_indptr[B] <= len(kv_indices);
                                   N_b = kv_indptr[b+1] - kv_indptr[b] must be P_b + E_b */
     lb_tensor kv_indices;      /* [>= kv_indptr[B]] int32 | int64: cache slots, in [0, num_slots) */
-    lb_tensor prefix_lens;     /* [B] int32: P_b >= 0 */
+    lb_tensor prefix_lens;     /* [B] int32 | int64: P_b >= 0 */
     lb_tensor sinks;           /* optional, [Hq] float32 */
     lb_tensor custom_mask;     /* optional, [n] uint8 flat: request b's E x N matrix at mask_indptr[b] */
     lb_tensor mask_indptr;     /* [B + 1] int64, required iff custom_mask */
@@ -98,7 +102,7 @@ typedef struct lb_extend_attention_unified_args {
     float sm_scale;            /* 0 -> 1/sqrt(Lq) */
     float logit_cap;
     float k_scale, v_scale;    /* applied to every key / to the output */
-    int32_t xai_temperature_len; /* L; <= 0 is off */
+    int32_t xai_temperature_len; /* L; <= 0 is off; 1 is invalid (log2(1) = 0) */
     lb_variant variant;
 } lb_extend_attention_unified_args;
 
