@@ -5,10 +5,13 @@
 // whole (guards included) after the call. Skips, saying why, without a driver or device.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cuda_driver.h"
@@ -262,6 +265,85 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaDecodeMetadataGraph,
                              return std::get<0>(info.param).name +
                                     (std::get<1>(info.param) == LB_INT32 ? "_i32" : "_i64");
                          });
+
+// ---- garbage in the device-held indices: clamped, memory-safe ----
+// Contract (spec §1.3; runtime/src/decode_metadata.cpp, check_index_values): on the CPU the
+// runtime reads the indices a kernel follows and refuses the call, naming the first bad
+// value. On CUDA that would need a device sync, so the kernel clamps every data-dependent
+// index instead (pool row, token column, full-pool slot): the call returns LB_OK, garbage
+// changes only the VALUES in the garbage request's own region (its columns < live_pages,
+// or < max_seq_pages for LB_FULL_WIDTH, and its lengths), every other element keeps its
+// poison, and the clean request still equals the reference.
+
+using CudaDecodeMetadataGarbage = CudaTestBase;
+
+TEST_F(CudaDecodeMetadataGarbage, GarbageValuesStayInBounds) {
+    // 8 requests, ps 16, SWA, req_to_token 512 columns wide; a 40-page grid (640 tokens) is
+    // wider than req_to_token, so a length past it makes the kernel clamp the column too.
+    std::vector<DecodeMetadataCase> picked = decode_metadata_cases_named({"B8_len256_ps16_swa_shuffled_pool"});
+    ASSERT_EQ(picked.size(), 1u);
+    picked[0].max_seq_pages = 40;
+    constexpr int64_t kClean = 2, kBadSlots = 5, kTooLong = 6, kDead = 7;
+    for (lb_dtype dtype : {LB_INT32, LB_INT64}) {
+        for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
+            DecodeMetadataProblem p = make_problem(picked[0], dtype, dtype);
+            ASSERT_EQ(p.bs, 8);
+            // full_to_swa holds values, not indices: entries outside any SWA pool pass through.
+            for (int64_t i = 0; i < kFullPoolSlots; i += 7) {
+                p.full_to_swa_values[i] = i % 2 ? -1 - i : std::numeric_limits<int64_t>::max() - i;
+                p.full_to_swa.store(p.full_to_swa.offset(i), p.full_to_swa_values[i]);
+            }
+            reference::DecodeMetadataExpected want = reference::decode_metadata(p.reference_inputs());
+
+            // Pool rows out of [0, pool_rows) for live requests (and a dead one, read by LB_FULL_WIDTH).
+            const bool wide = dtype == LB_INT64;
+            const std::pair<int64_t, int64_t> bad_rows[] = {
+                {0, -1}, {1, p.pool_rows}, {3, int64_t{1} << 30},
+                {4, wide ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int32_t>::max()},
+                {kDead, wide ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int32_t>::min()}};
+            for (const auto &[b, row] : bad_rows) p.req_pool_indices.store(p.req_pool_indices.offset(b), row);
+            // Token slots outside the pool and past len(full_to_swa) in kBadSlots' live columns.
+            const int64_t slots[] = {-1, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
+                                     kFullPoolSlots, kFullPoolSlots + 12345};
+            for (int64_t k = 0; k < want.live_pages[kBadSlots]; ++k) {
+                const int64_t column = k * p.spec.page_size;
+                p.req_to_token.store(p.req_to_token.offset(p.pool_row_of[kBadSlots], column), slots[k % 5]);
+            }
+            // A length past req_to_token's width (live = max_seq_pages) and a negative one.
+            std::vector<int64_t> lengths = p.seq_len_values;
+            lengths[kTooLong] = int64_t{1} << 20;
+            lengths[kDead] = -5;
+            p.set_seq_lens(lengths);
+            const std::string context =
+                p.describe(variant, "cuda:0") + " with garbage indices in every request but 2";
+            SCOPED_TRACE(context);
+
+            ASSERT_TRUE(run_on_device(p, variant, stream_)) << context;
+            // Lengths and prefix sums follow seq_lens alone (max_seq_pages 0: the reference reads no page).
+            reference::DecodeMetadataInputs lengths_only = p.reference_inputs();
+            lengths_only.max_seq_pages = 0;
+            const reference::DecodeMetadataExpected scan = reference::decode_metadata(lengths_only);
+            want.cache_seqlens = scan.cache_seqlens;
+            want.cu_seqlens_k = scan.cu_seqlens_k;
+            // Garbage requests: any value in their live prefix (taken from the device), poison past it.
+            want.full_width_defined = false;  // LB_FULL_WIDTH dead columns: any written value
+            for (int64_t b = 0; b < p.bs; ++b) {
+                if (b == kClean) continue;
+                want.live_pages[b] =
+                    reference::live_page_count(want.cache_seqlens[b], p.spec.page_size, p.max_seq_pages);
+                want.page_rows[b].clear();
+                want.swa_page_rows[b].clear();
+                for (int64_t k = 0; k < want.live_pages[b]; ++k) {
+                    want.page_rows[b].push_back(static_cast<int32_t>(p.page_table.load(p.page_table.offset(b, k))));
+                    want.swa_page_rows[b].push_back(
+                        static_cast<int32_t>(p.swa_page_table.load(p.swa_page_table.offset(b, k))));
+                }
+            }
+            EXPECT_TRUE(check_seqlens(p, want, context));
+            EXPECT_TRUE(check_page_tables(p, want, expectation_for(variant, false), context));
+        }
+    }
+}
 
 // ---- a host pointer where device memory is required ----
 

@@ -27,8 +27,8 @@ const char *dtype_name(lb_dtype dtype) {
     case LB_FLOAT32: return "float32";
     case LB_FLOAT8_E4M3FN: return "float8_e4m3fn";
     case LB_DTYPE_NONE: return "none";
+    default: return "unknown";
     }
-    return "unknown";
 }
 
 bool is_absent(const lb_tensor &t) { return t.data == nullptr && t.ndim == 0; }

@@ -2,8 +2,9 @@
 // and a caller-created non-blocking stream, against the plain C++ reference. Same cases and
 // checks as the CPU suite (cases.h): device outputs are poisoned by uploading the poisoned
 // host storage and downloaded whole (guards included) after the call. Also: the legacy
-// default stream, CUDA-graph capture and replay with lengths changing between replays, and a
-// host pointer rejected by name. Skips, saying why, without a driver or device.
+// default stream, CUDA-graph capture and replay with lengths changing between replays, a
+// host pointer rejected by name, and garbage pool rows / seq_lens / token slots in device
+// memory staying in bounds. Skips, saying why, without a driver or device.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -200,6 +201,98 @@ TEST_F(CudaDsaMetadataWrongMemory, HostRealPageTableIsRejectedByName) {
     EXPECT_TRUE(outputs_untouched(p, context + " (host buffers)"));
     ASSERT_EQ(m.download_outputs(p), "");
     EXPECT_TRUE(outputs_untouched(p, context + " (device outputs)"));
+}
+
+// ---- device-held garbage: clamped, memory-safe ----
+// Contract. On the CPU the pool row req_pool_indices names for every request with a live
+// column is checked, and a call with one outside [0, req_to_token rows) is refused
+// (LB_ERROR_INVALID_ARGUMENT naming the first bad req_pool_indices[b] and its value). On
+// CUDA the values live in device memory and are not checked (that would need a sync):
+// the kernels clamp the pool row into req_to_token and the live prefix into [0, width], so
+// the call returns LB_OK, reads and writes nothing out of bounds, and garbage shows only in
+// the garbage request's own outputs: a garbage pool row in its table rows (within its live
+// prefix, which its clean seq_len still sets). seq_lens are refused on neither device (the
+// live prefix is min(s, width), at least 0); a garbage one (negative, 2^30, INT32_MAX /
+// INT32_MIN, 2^40 - 1) is held here only to memory safety: it may show in its request's
+// table rows and lengths and in the prefix-sum entries after it. Token slots (req_to_token
+// values) are data, not indices: copied through exactly (real_page_table = slot / rps,
+// rounded toward zero), whatever their value.
+using CudaDsaMetadataGarbage = CudaBase;
+TEST_F(CudaDsaMetadataGarbage, GarbageValuesStayInBounds) {
+    const auto dec = decode_cases();
+    const auto ver = verify_cases();
+    for (const DsaCase &spec : {dec[3] /* bs7 rps64 */, dec[2] /* bs7 rps1 */, ver[1] /* bs5 rps64 ctx */}) {
+        for (lb_dtype dtype : {LB_INT64, LB_INT32}) {
+            const bool wide = dtype == LB_INT64;
+            for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
+                for (int k = 0; k < 5; ++k) {
+                    DsaProblem p = make_problem(spec, dtype);
+                    const int64_t per = p.verify() ? p.c.next_n : 1;  // table rows per request
+                    // Requests 0 .. bs-4 stay clean; bs-3 gets a garbage pool row, bs-2 garbage
+                    // token slots, bs-1 (last: only the prefix sums' last entries follow it) a
+                    // garbage seq_len.
+                    const int64_t g_row = p.bs - 3, g_slot = p.bs - 2, g_len = p.bs - 1;
+                    std::vector<int64_t> lens = p.c.seq_lens;
+                    lens[g_row] = spec.width - 5;  // live: the garbage row is read
+                    lens[g_slot] = spec.width;
+                    p.set_seq_lens(lens);
+                    const int64_t slot_row = p.req_pool_indices.load(g_slot);
+                    const int64_t slot_columns[] = {0, 1, 64, 65, 200};
+                    const int64_t slots[] = {-1, INT32_MAX, INT32_MIN, int64_t{1} << 30, -(int64_t{1} << 30) - 3};
+                    for (int i = 0; i < 5; ++i) {
+                        p.req_to_token.v32[slot_row * p.ctx + slot_columns[i]] = static_cast<int32_t>(slots[i]);
+                    }
+                    // The reference of the clean pool rows and lengths (it would refuse the garbage).
+                    reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
+                    const int64_t rows[] = {-1, p.pool_rows, int64_t{1} << 30, INT32_MAX,
+                                            wide ? int64_t{1} << 40 : int64_t{INT32_MIN}};
+                    const int64_t lengths[] = {-5, INT32_MAX, int64_t{1} << 30, INT32_MIN,
+                                               wide ? (int64_t{1} << 40) - 1 : int64_t{INT32_MAX} - 1};
+                    p.req_pool_indices.store(g_row, rows[k]);
+                    p.seq_lens.store(g_len, lengths[k]);
+                    const std::string context = p.describe(variant, "cuda:0") + " with req_pool_indices[" +
+                                                std::to_string(g_row) + "] = " + std::to_string(rows[k]) + ", seq_lens[" +
+                                                std::to_string(g_len) + "] = " + std::to_string(lengths[k]) +
+                                                ", garbage token slots in request " + std::to_string(g_slot);
+                    ASSERT_TRUE(run_on_device(p, variant, stream_)) << context;  // LB_OK, and the stream completes
+
+                    // Unspecified values, taken from the device: the table rows of the garbage-row
+                    // and garbage-length requests (the bounded form's live-prefix rule still holds
+                    // for the garbage-row one, whose seq_len is clean), the garbage-length
+                    // request's lengths and the prefix sums after it. check_outputs checks the
+                    // rest: the clean requests exact, every element outside the written region
+                    // still the poison.
+                    auto adopt_rows = [](std::vector<std::vector<int32_t>> &w, const Buf &got, int64_t r0, int64_t r1) {
+                        if (!got.present) return;
+                        for (int64_t r = r0; r < r1; ++r) {
+                            for (size_t col = 0; col < w[r].size(); ++col) {
+                                w[r][col] = static_cast<int32_t>(got.load(r * got.stride0 + static_cast<int64_t>(col)));
+                            }
+                        }
+                    };
+                    auto adopt_tail = [](std::vector<int32_t> &w, const Buf &got, int64_t from) {
+                        if (!got.present) return;
+                        for (int64_t e = from; e < static_cast<int64_t>(w.size()); ++e) w[e] = static_cast<int32_t>(got.load(e));
+                    };
+                    for (int64_t g : {g_row, g_len}) {
+                        adopt_rows(want.page_table_1, p.page_table_1, g * per, (g + 1) * per);
+                        adopt_rows(want.real_page_table, p.real_page_table, g * per, (g + 1) * per);
+                    }
+                    for (int64_t r = g_len * per; r < (g_len + 1) * per; ++r) {
+                        want.live_tokens[r] = spec.width;  // its live prefix is garbage too: any in-view column
+                        want.live_pages[r] = p.real_columns;
+                    }
+                    adopt_tail(want.cache_seqlens, p.cache_seqlens, g_len);
+                    adopt_tail(want.cu_seqlens_k, p.cu_seqlens_k, g_len + 1);
+                    adopt_tail(want.seqlens_expanded, p.seqlens_expanded, g_len * per);
+                    adopt_tail(want.dsa_cache_seqlens, p.dsa_cache_seqlens, g_len * per);
+                    adopt_tail(want.dsa_cu_seqlens_k, p.dsa_cu_seqlens_k, g_len * per + 1);
+                    if (p.ctx_lens_2d.present) adopt_rows(want.ctx_lens_2d, p.ctx_lens_2d, g_len, g_len + 1);
+                    EXPECT_TRUE(check_outputs(p, want, variant, context));
+                }
+            }
+        }
+    }
 }
 
 }  // namespace

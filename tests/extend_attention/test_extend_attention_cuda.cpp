@@ -26,6 +26,9 @@
 //   (e) CudaExtendErrors: host pointers on a CUDA device and a wrong device index are
 //       rejected by name and write nothing; B = 0 / empty rows write nothing; the NULL
 //       (legacy default) stream works.
+//   (f) CudaExtendGarbage: garbage in the device-held index values (kv_indices,
+//       kv_indptr, mask_indptr, qo_indptr) is clamped: LB_OK, no fault, poison kept outside
+//       the batch's rows and the clean requests' rows bit-identical to a clean call's.
 //
 // A built CUDA variant (cuda_variant_built(): the list of cmake/families/extend_attention.cmake,
 // written out here) that returns LB_ERROR_UNSUPPORTED is a failure here. Every test skips,
@@ -952,6 +955,141 @@ TEST_F(CudaExtendEdges, MlaValuesAsKeyViewsEqualCopies) {
     ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
     ASSERT_EQ(dev.download_outputs(), "");
     expect_identical(copied, Outputs{buf.o, buf.lse}, "values as views of the keys vs copies");
+}
+
+// ---- (f) device-held garbage: clamped, memory-safe ----
+
+// Element i of a host 1-D index tensor (int32 or int64) set to v (int32: int32(v)).
+void store_index(const lb_tensor &t, int64_t i, int64_t v) {
+    if (t.dtype == LB_INT64) {
+        static_cast<int64_t *>(t.data)[i * t.strides[0]] = v;
+    } else {
+        static_cast<int32_t *>(t.data)[i * t.strides[0]] = static_cast<int32_t>(v);
+    }
+}
+
+// A huge index of t's dtype: int64 2^40 - 1 (its low word, the int32 view the runtime
+// passes, is -1), int32 INT32_MAX.
+int64_t huge_index(const lb_tensor &t) {
+    return t.dtype == LB_INT64 ? (int64_t{1} << 40) - 1 : int64_t{INT32_MAX};
+}
+
+enum class K7Garbage { kv_indices, kv_indptr, mask_indptr, qo_indptr };
+
+struct Injected {
+    std::string what;               // the garbage, for messages
+    std::vector<int64_t> requests;  // the requests whose rows may show it
+};
+
+// Writes garbage of kind g into the host index tensors `a` points at (before they are
+// mirrored); p is the clean problem (5 requests, request 2 with >= 6 prefix keys).
+Injected inject(K7Garbage g, const ExtendProblem &p, lb_extend_attention_args *a) {
+    switch (g) {
+        case K7Garbage::kv_indices: {
+            // Request 2's slots: negative, num_slots, 2^30, INT32_MAX, huge, 2^40 / INT32_MIN.
+            const int64_t k0 = p.kv_indptr[2];
+            const int64_t slots[] = {-1, p.num_slots, int64_t{1} << 30, INT32_MAX, huge_index(a->kv_indices),
+                                     a->kv_indices.dtype == LB_INT64 ? int64_t{1} << 40 : int64_t{INT32_MIN}};
+            for (int i = 0; i < 6; i++) store_index(a->kv_indices, k0 + i, slots[i]);
+            return {"kv_indices[" + std::to_string(k0) + " ..] of request 2", {2}};
+        }
+        case K7Garbage::kv_indptr:
+            // Past len(kv_indices), then negative (non-monotone): requests 1, 2 and 3's ranges.
+            store_index(a->kv_indptr, 2, huge_index(a->kv_indptr));
+            store_index(a->kv_indptr, 3, -7);
+            return {"kv_indptr[2] huge, kv_indptr[3] = -7", {1, 2, 3}};
+        case K7Garbage::mask_indptr:
+            // Before the mask, 2^40, past its end: requests 1, 2 and 3.
+            store_index(a->mask_indptr, 1, -5);
+            store_index(a->mask_indptr, 2, int64_t{1} << 40);
+            store_index(a->mask_indptr, 3, int64_t(p.custom_mask.size()) + 1000);
+            return {"mask_indptr[1..3] = -5, 2^40, past the mask", {1, 2, 3}};
+        case K7Garbage::qo_indptr:
+            store_index(a->qo_indptr, 1, huge_index(a->qo_indptr));
+            store_index(a->qo_indptr, 2, -3);
+            store_index(a->qo_indptr, 3, int64_t{1} << 30);
+            store_index(a->qo_indptr, p.B, INT32_MAX);
+            return {"qo_indptr[1..3] = huge, -3, 2^30, qo_indptr[B] = INT32_MAX", {0, 1, 2, 3, 4}};
+    }
+    return {};
+}
+
+// Contract. On the CPU the index values the kernel follows are checked and a bad one is
+// refused (LB_ERROR_INVALID_ARGUMENT naming the first bad value: kv_indices[i] outside
+// [0, num_slots), qo_indptr / kv_indptr negative, decreasing or past T / len(kv_indices),
+// mask_indptr[b] whose block does not fit). On CUDA they live in device memory and are not
+// checked (that would need a sync): the kernel clamps every data-dependent index, so the
+// call returns LB_OK, reads and writes nothing out of bounds, and the garbage shows only in
+// the garbage requests' own rows: rows outside [qo_indptr[0], qo_indptr[B]) of o / lse keep
+// their poison, the clean requests' rows are bit-identical to a clean call's. Garbage in
+// qo_indptr itself makes the written rows undefined (they are what qo_indptr says): there
+// the contract is only LB_OK and no fault (the stream synchronises without an error).
+using CudaExtendGarbage = CudaExtendBase;
+
+TEST_F(CudaExtendGarbage, GarbageValuesStayInBounds) {
+    struct Form {
+        ExtendCase c;
+        lb_variant variant;
+        bool with_lse;
+    };
+    // Tensor cores (bf16 128/128, bounded and full-width; bf16 64/64 with a mask, without
+    // the LSE) and SIMT (fp16 64/64 with an fp8 cache, int32 kv_indices, int64 indptrs).
+    ExtendCase t{"garbage_bf16_d128", 171, true, 8, 2, 128, 128, {70, 33, 90, 1, 20}, {40, 60, 25, 9, 30}};
+    t.window = 48;
+    ExtendCase s{"garbage_fp8_fp16_d64_index32_indptr64", 172, false, 8, 2, 64, 64, {45, 20, 33, 7, 12}, {30, 5, 70, 11, 0}};
+    s.fp8_cache = true;
+    s.sinks = true;
+    s.index64 = false;
+    s.indptr64 = true;
+    ExtendCase m{"garbage_bf16_d64_mask", 173, true, 8, 2, 64, 64, {40, 9, 33, 5, 20}, {25, 60, 12, 0, 8}};
+    m.custom_mask = true;
+    const Form forms[] = {{t, LB_BOUNDED, true}, {t, LB_FULL_WIDTH, true}, {s, LB_BOUNDED, true}, {m, LB_BOUNDED, false}};
+    for (const Form &f : forms) {
+        const std::string form = describe(f.c, f.variant, f.with_lse);
+        ASSERT_TRUE(cuda_variant_built(f.c, f.variant, f.with_lse)) << form;
+        const ExtendProblem p = with_padding(make_problem(f.c), kLeadRows, kTailRows, f.c.seed + 7000);
+        ASSERT_GE(p.P(2), 6) << form;
+        Outputs clean;
+        ASSERT_TRUE(run_on_device(p, f.c, f.variant, f.with_lse, stream_, &clean)) << form;
+        for (K7Garbage g : {K7Garbage::kv_indices, K7Garbage::kv_indptr, K7Garbage::mask_indptr, K7Garbage::qo_indptr}) {
+            if (g == K7Garbage::mask_indptr && !p.has_mask()) continue;
+            ExtendProblem bad = p;  // the host storage the garbage goes into
+            ExtendBuffers buf;
+            make_args(bad, f.c, f.variant, &buf, f.with_lse);  // max_len_extend: the clean value
+            const Injected injected = inject(g, p, &buf.args);
+            const std::string what = form + " with garbage " + injected.what;
+            DeviceArgs dev;
+            ASSERT_EQ(dev.mirror(buf.args), "") << what;
+            ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_OK)
+                << lb_last_error() << "\n" << what;
+            // No fault: an out-of-bounds access would fail this (and every later call).
+            ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "") << what;
+            if (g == K7Garbage::qo_indptr) continue;  // the written rows are undefined: nothing more to check
+            ASSERT_EQ(dev.download_outputs(), "") << what;
+            const size_t ro = size_t(p.Hq * p.Lv), rl = size_t(p.Hq);
+            const size_t r0 = size_t(p.qo_indptr.front()), r1 = size_t(p.qo_indptr.back());
+            size_t o_touched = 0, lse_touched = 0;
+            for (size_t i = 0; i < buf.o.size(); i++) {
+                if ((i / ro < r0 || i / ro >= r1) && buf.o[i] != kPoison16) o_touched++;
+            }
+            for (size_t i = 0; f.with_lse && i < buf.lse.size(); i++) {
+                if ((i / rl < r0 || i / rl >= r1) && std::memcmp(&buf.lse[i], &kPoisonLse, 4) != 0) lse_touched++;
+            }
+            EXPECT_EQ(o_touched, 0u) << "o elements outside rows [" << r0 << ", " << r1 << ") written: " << what;
+            EXPECT_EQ(lse_touched, 0u) << "lse elements outside rows [" << r0 << ", " << r1 << ") written: " << what;
+            for (int64_t b = 0; b < p.B; b++) {
+                const bool garbage = std::find(injected.requests.begin(), injected.requests.end(), b) != injected.requests.end();
+                if (garbage || p.E(b) == 0) continue;
+                const size_t q0 = size_t(p.qo_indptr[size_t(b)]), E = size_t(p.E(b));
+                EXPECT_EQ(0, std::memcmp(&buf.o[q0 * ro], &clean.o[q0 * ro], E * ro * 2))
+                    << "clean request " << b << "'s o differs from the clean call's: " << what;
+                if (f.with_lse) {
+                    EXPECT_EQ(0, std::memcmp(&buf.lse[q0 * rl], &clean.lse[q0 * rl], E * rl * 4))
+                        << "clean request " << b << "'s lse differs from the clean call's: " << what;
+                }
+            }
+        }
+    }
 }
 
 }  // namespace

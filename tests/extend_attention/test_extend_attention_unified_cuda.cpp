@@ -12,6 +12,10 @@
 //       caches), whole o;
 //   (c) CudaUnifiedUnsupported: forms the CUDA build lacks are refused with
 //       LB_ERROR_UNSUPPORTED naming 'q', writing nothing.
+//   (d) CudaUnifiedGarbage: garbage in the device-held index values (kv_indices,
+//       kv_indptr, prefix_lens, mask_indptr, qo_indptr) is clamped: LB_OK, no fault, poison
+//       kept outside the batch's rows and the clean requests' rows bit-identical to a
+//       clean call's.
 // A built variant that returns LB_ERROR_UNSUPPORTED is a failure. Every test skips, saying
 // why, without a driver or a device.
 #include <gtest/gtest.h>
@@ -398,6 +402,139 @@ TEST_F(CudaUnifiedUnsupported, NotBuiltFormsAreRefusedByName) {
         size_t touched = 0;
         for (uint16_t x : o) touched += x != kPoison16;
         EXPECT_EQ(touched, 0u) << touched << " o elements written by a refused call: " << describe(f.c, f.variant);
+    }
+}
+
+// ---- (d) device-held garbage: clamped, memory-safe ----
+
+// Element i of a host 1-D index tensor (int32 or int64) set to v (int32: int32(v)).
+void store_index(const lb_tensor &t, int64_t i, int64_t v) {
+    if (t.dtype == LB_INT64) {
+        static_cast<int64_t *>(t.data)[i * t.strides[0]] = v;
+    } else {
+        static_cast<int32_t *>(t.data)[i * t.strides[0]] = static_cast<int32_t>(v);
+    }
+}
+
+// A huge index of t's dtype: int64 2^40 - 1 (its low word, the int32 view the runtime
+// passes, is -1), int32 INT32_MAX.
+int64_t huge_index(const lb_tensor &t) {
+    return t.dtype == LB_INT64 ? (int64_t{1} << 40) - 1 : int64_t{INT32_MAX};
+}
+
+enum class K8Garbage { kv_indices, kv_indptr, prefix_lens, mask_indptr, qo_indptr };
+
+struct Injected {
+    std::string what;               // the garbage, for messages
+    std::vector<int64_t> requests;  // the requests whose rows may show it
+};
+
+// Writes garbage of kind g into the host index tensors `a` points at (before they are
+// mirrored); p is the clean problem (5 requests, request 2 with >= 6 listed keys).
+Injected inject(K8Garbage g, const UnifiedProblem &p, lb_extend_attention_unified_args *a) {
+    switch (g) {
+        case K8Garbage::kv_indices: {
+            // Request 2's unified list: negative, num_slots, 2^30, INT32_MAX, huge, 2^40 / INT32_MIN.
+            const int64_t k0 = p.kv_indptr[2];
+            const int64_t slots[] = {-1, p.num_slots, int64_t{1} << 30, INT32_MAX, huge_index(a->kv_indices),
+                                     a->kv_indices.dtype == LB_INT64 ? int64_t{1} << 40 : int64_t{INT32_MIN}};
+            for (int i = 0; i < 6; i++) store_index(a->kv_indices, k0 + i, slots[i]);
+            return {"kv_indices[" + std::to_string(k0) + " ..] of request 2", {2}};
+        }
+        case K8Garbage::kv_indptr:
+            // Past len(kv_indices), then negative (non-monotone): requests 1, 2 and 3's lists.
+            store_index(a->kv_indptr, 2, huge_index(a->kv_indptr));
+            store_index(a->kv_indptr, 3, -7);
+            return {"kv_indptr[2] huge, kv_indptr[3] = -7", {1, 2, 3}};
+        case K8Garbage::prefix_lens:
+            // Negative, and past the request's list (P + E): requests 1 and 3.
+            store_index(a->prefix_lens, 1, -3);
+            store_index(a->prefix_lens, 3, huge_index(a->prefix_lens));
+            return {"prefix_lens[1] = -3, prefix_lens[3] huge", {1, 3}};
+        case K8Garbage::mask_indptr:
+            // Before the mask, 2^40, past its end: requests 1, 2 and 3.
+            store_index(a->mask_indptr, 1, -5);
+            store_index(a->mask_indptr, 2, int64_t{1} << 40);
+            store_index(a->mask_indptr, 3, int64_t(p.custom_mask.size()) + 1000);
+            return {"mask_indptr[1..3] = -5, 2^40, past the mask", {1, 2, 3}};
+        case K8Garbage::qo_indptr:
+            store_index(a->qo_indptr, 1, huge_index(a->qo_indptr));
+            store_index(a->qo_indptr, 2, -3);
+            store_index(a->qo_indptr, 3, int64_t{1} << 30);
+            store_index(a->qo_indptr, p.B, INT32_MAX);
+            return {"qo_indptr[1..3] = huge, -3, 2^30, qo_indptr[B] = INT32_MAX", {0, 1, 2, 3, 4}};
+    }
+    return {};
+}
+
+// Contract. On the CPU the index values the kernel follows are checked and a bad one is
+// refused (LB_ERROR_INVALID_ARGUMENT naming the first bad value: qo_indptr / kv_indptr
+// negative, decreasing or past T / len(kv_indices), prefix_lens[b] with P + E != N,
+// mask_indptr[b] whose block does not fit, kv_indices[i] outside [0, num_slots)). On CUDA
+// they live in device memory and are not checked (that would need a sync): the kernel
+// clamps every data-dependent index, so the call returns LB_OK, reads and writes nothing
+// out of bounds, and the garbage shows only in the garbage requests' own rows: rows outside
+// [qo_indptr[0], qo_indptr[B]) of o keep their poison, the clean requests' rows are
+// bit-identical to a clean call's. Garbage in qo_indptr itself makes the written rows
+// undefined (they are what qo_indptr says): there the contract is only LB_OK and no fault
+// (the stream synchronises without an error).
+using CudaUnifiedGarbage = CudaUnifiedBase;
+
+TEST_F(CudaUnifiedGarbage, GarbageValuesStayInBounds) {
+    struct Form {
+        UnifiedCase c;
+        lb_variant variant;
+    };
+    // Tensor cores (bf16 128/128, bounded and full-width; bf16 64/64 with a mask) and SIMT
+    // (fp16 128/128 with an fp8 cache, int32 kv_indices, int64 indptrs and prefix_lens).
+    UnifiedCase t{"garbage_bf16_d128", 301, true, 8, 2, 128, 128, {70, 33, 90, 1, 20}, {40, 60, 25, 9, 30}};
+    t.window = 48;
+    UnifiedCase s{"garbage_fp8_fp16_d128_index32_indptr64", 302, false, 8, 2, 128, 128, {45, 20, 33, 7, 12}, {30, 5, 70, 11, 0}};
+    s.fp8_cache = true;
+    s.sinks = true;
+    s.index64 = false;
+    s.indptr64 = true;
+    UnifiedCase m{"garbage_bf16_d64_mask", 303, true, 8, 2, 64, 64, {40, 9, 33, 5, 20}, {25, 60, 12, 0, 8}};
+    m.custom_mask = true;
+    const Form forms[] = {{t, LB_BOUNDED}, {t, LB_FULL_WIDTH}, {s, LB_BOUNDED}, {m, LB_BOUNDED}};
+    for (const Form &f : forms) {
+        const std::string form = describe(f.c, f.variant);
+        const UnifiedProblem p = with_padding(make_unified_problem(f.c), kLeadRows, kTailRows, f.c.seed + 7000);
+        ASSERT_GE(p.N(2), 6) << form;
+        std::vector<uint16_t> clean;
+        ASSERT_TRUE(call(p, f.c, f.variant, &clean)) << form;
+        for (K8Garbage g : {K8Garbage::kv_indices, K8Garbage::kv_indptr, K8Garbage::prefix_lens, K8Garbage::mask_indptr,
+                            K8Garbage::qo_indptr}) {
+            if (g == K8Garbage::mask_indptr && !p.has_mask()) continue;
+            UnifiedProblem bad = p;  // the host storage the garbage goes into
+            UnifiedBuffers buf;
+            make_unified_args(bad, f.c, f.variant, &buf);  // max_len_extend: the clean value
+            const Injected injected = inject(g, p, &buf.args);
+            const std::string what = form + " with garbage " + injected.what;
+            DeviceArgs dev;
+            ASSERT_EQ(dev.mirror(buf.args), "") << what;
+            ASSERT_EQ(lb_extend_attention_fwd_unified(&dev.args, livebound::cuda_device(0, stream_)), LB_OK)
+                << lb_last_error() << "\n" << what;
+            // No fault: an out-of-bounds access would fail this (and every later call).
+            ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "") << what;
+            if (g == K8Garbage::qo_indptr) continue;  // the written rows are undefined: nothing more to check
+            ASSERT_EQ(dev.download_o(), "") << what;
+            const size_t ro = size_t(p.Hq * p.Lv);
+            const size_t r0 = size_t(p.qo_indptr.front()), r1 = size_t(p.qo_indptr.back());
+            size_t touched = 0;
+            for (size_t i = 0; i < buf.o.size(); i++) {
+                if ((i / ro < r0 || i / ro >= r1) && buf.o[i] != kPoison16) touched++;
+            }
+            EXPECT_EQ(touched, 0u) << "o elements outside rows [" << r0 << ", " << r1 << ") written: " << what;
+            for (int64_t b = 0; b < p.B; b++) {
+                bool garbage = false;
+                for (int64_t r : injected.requests) garbage = garbage || r == b;
+                if (garbage || p.E(b) == 0) continue;
+                const size_t q0 = size_t(p.qo_indptr[size_t(b)]), E = size_t(p.E(b));
+                EXPECT_EQ(0, std::memcmp(&buf.o[q0 * ro], &clean[q0 * ro], E * ro * 2))
+                    << "clean request " << b << "'s o differs from the clean call's: " << what;
+            }
+        }
     }
 }
 

@@ -5,6 +5,9 @@
 // (guards included) after the call. Skips, saying why, without a driver or device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -204,6 +207,92 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaTrtllmMetadataGraph,
                          [](const ::testing::TestParamInfo<GraphParam> &info) {
                              return std::get<0>(info.param).name + "_" + variant_tag(std::get<1>(info.param));
                          });
+
+// ---- garbage in the device-held indices: clamped, memory-safe ----
+// Contract (spec §1.3; runtime/src/trtllm_metadata.cpp, check_index_values): on the CPU the
+// runtime reads the indices the kernels follow and refuses the call, naming the first bad
+// value. On CUDA that would need a device sync, so the kernels clamp every data-dependent
+// index instead (pool row, token column, swa_mapping slot, out_cache_loc): the call returns
+// LB_OK, garbage changes only the VALUES in the garbage request's own region (its columns
+// < live_i, or < max_seq_pages for LB_FULL_WIDTH, its lengths, its swa_out_cache_loc entry),
+// every other element keeps its poison, and the clean requests still equal the reference.
+
+using CudaTrtllmMetadataGarbage = CudaTestBase;
+
+TEST_F(CudaTrtllmMetadataGarbage, GarbageValuesStayInBounds) {
+    const std::vector<TrtllmCase> picked = cases_named({"bs17_off1_q1_swa_static"});
+    ASSERT_EQ(picked.size(), 1u);
+    constexpr int64_t kBadSlots = 5, kTooLong = 6, kDead = 7;
+    auto clean = [](int64_t b) { return b == 2 || b > kDead; };  // requests 2 and 8..16
+    for (lb_dtype dtype : {LB_INT32, LB_INT64}) {
+        for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
+            TrtllmProblem p = make_problem(picked[0], dtype, dtype);
+            ASSERT_EQ(p.bs, 17);
+            reference::TrtllmMetadataExpected want = reference::trtllm_metadata(p.reference_inputs());
+            // The grid as wide as the page tables (18 pages): 2 pages past req_to_token's columns.
+            const int64_t reference_width = p.max_seq_pages;
+            p.max_seq_pages = p.page_table.shape[1];
+
+            // Pool rows out of [0, pool_rows) for live requests (and a dead one, read by LB_FULL_WIDTH).
+            const bool wide = dtype == LB_INT64;
+            const std::pair<int64_t, int64_t> bad_rows[] = {
+                {0, -1}, {1, p.spec.pool_rows}, {3, int64_t{1} << 30},
+                {4, wide ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int32_t>::max()},
+                {kDead, wide ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int32_t>::min()}};
+            for (const auto &[b, row] : bad_rows) p.req_pool_indices.store(p.req_pool_indices.offset(b), row);
+            // Token slots past swa_mapping (and a negative one, which maps to -1) in kBadSlots' live pages.
+            const int64_t swa_n = static_cast<int64_t>(p.swa_mapping_values.size());
+            const int64_t slots[] = {swa_n, std::numeric_limits<int32_t>::max(), -7, swa_n + 12345};
+            for (int64_t k = 0; k < want.live_pages[kBadSlots]; ++k) {
+                const int64_t column = k * p.spec.page_size;
+                p.req_to_token.store(p.req_to_token.offset(p.pool_row_of[kBadSlots], column), slots[k % 4]);
+            }
+            // out_cache_loc entries past swa_mapping.
+            const int64_t bad_locs[] = {2, 3, 4};
+            const int64_t locs[] = {swa_n, std::numeric_limits<int64_t>::max(), swa_n + (int64_t{1} << 40)};
+            for (int j = 0; j < 3; ++j) p.out_cache_loc.store(p.out_cache_loc.offset(bad_locs[j]), locs[j]);
+            // A length past req_to_token's width (live = max_seq_pages) and a negative one.
+            std::vector<int64_t> lengths = p.seq_len_values;
+            lengths[kTooLong] = int64_t{1} << 20;
+            lengths[kDead] = -5;
+            p.set_seq_lens(lengths);
+            const std::string context =
+                p.describe(variant, "cuda:0") + " with garbage indices in requests 0-7 but 2";
+            SCOPED_TRACE(context);
+
+            ASSERT_TRUE(run_on_device(p, variant, stream_)) << context;
+            // Lengths and prefix sums follow seq_lens alone (max_seq_pages 0: the reference reads no page).
+            reference::TrtllmMetadataInputs lengths_only = p.reference_inputs();
+            lengths_only.max_seq_pages = 0;
+            const reference::TrtllmMetadataExpected scan = reference::trtllm_metadata(lengths_only);
+            want.cache_seqlens = scan.cache_seqlens;
+            want.cu_seqlens_k = scan.cu_seqlens_k;
+            want.cu_seqlens_q = scan.cu_seqlens_q;
+            // Unspecified values, taken from the device: the garbage swa_out_cache_loc entries,
+            // the garbage requests' rows, and every row's columns past the reference's width.
+            for (int64_t k : bad_locs) {
+                want.swa_out_cache_loc[k] = p.swa_out_cache_loc.load(p.swa_out_cache_loc.offset(k));
+            }
+            auto adopt = [&](std::vector<int32_t> &row, const HostTensor &table, int64_t b, int64_t from) {
+                row.resize(from);
+                for (int64_t k = from; k < p.max_seq_pages; ++k) {
+                    row.push_back(static_cast<int32_t>(table.load(table.offset(b, k))));
+                }
+            };
+            for (int64_t b = 0; b < p.bs; ++b) {
+                if (!clean(b)) {
+                    want.live_pages[b] =
+                        reference::trtllm_live_pages(want.cache_seqlens[b], p.spec.page_size, p.max_seq_pages);
+                }
+                const int64_t from = clean(b) ? reference_width : 0;
+                adopt(want.page_rows[b], p.page_table, b, from);
+                adopt(want.swa_page_rows[b], p.swa_page_table, b, from);
+            }
+            EXPECT_TRUE(check_scalars(p, want, context));
+            EXPECT_TRUE(check_tables(p, want, variant, context));
+        }
+    }
+}
 
 // ---- a host pointer where device memory is required ----
 

@@ -41,11 +41,19 @@ typedef enum lb_dtype {
     LB_FLOAT16 = 16,
     LB_BFLOAT16 = 17,
     LB_FLOAT32 = 18,
-    LB_FLOAT8_E4M3FN = 19  /* torch.float8_e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa bits, no
+    LB_FLOAT8_E4M3FN = 19, /* torch.float8_e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa bits, no
                             * infinities, 0x7f / 0xff NaN; K7/K8 KV caches (k_buffer, v_buffer) */
+    /* Not a dtype. The C ABI's enums take any int32 a caller stores (wrong values are refused
+     * by name); this enumerator makes every int32 a value of the type in C++ too, where
+     * reading one outside the enumerators' range would be undefined behaviour. */
+    LB_DTYPE_INT32_RANGE_ = -2147483647 - 1
 } lb_dtype;
 
-typedef enum lb_device_type { LB_DEVICE_CPU = 0, LB_DEVICE_CUDA = 1 } lb_device_type;
+typedef enum lb_device_type {
+    LB_DEVICE_CPU = 0,
+    LB_DEVICE_CUDA = 1,
+    LB_DEVICE_TYPE_INT32_RANGE_ = -2147483647 - 1 /* not a device type (see lb_dtype) */
+} lb_device_type;
 
 typedef struct lb_device {
     lb_device_type type;
@@ -70,7 +78,11 @@ typedef struct lb_tensor {
  * bounds from the live-length predicates. LB_FULL_WIDTH is its twin built from the
  * same algorithm with the bound switched off (every column below the full width is
  * written), for tests and benchmarks. */
-typedef enum lb_variant { LB_BOUNDED = 0, LB_FULL_WIDTH = 1 } lb_variant;
+typedef enum lb_variant {
+    LB_BOUNDED = 0,
+    LB_FULL_WIDTH = 1,
+    LB_VARIANT_INT32_RANGE_ = -2147483647 - 1 /* not a variant (see lb_dtype) */
+} lb_variant;
 
 /* K1, SGLang's normal_decode_set_metadata (spec §3.1). Per batch entry b:
  *   L_b = int32(seq_lens[b]) + seq_len_delta              -> cache_seqlens[b]
