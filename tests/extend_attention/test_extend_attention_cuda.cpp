@@ -959,61 +959,6 @@ TEST_F(CudaExtendEdges, MlaValuesAsKeyViewsEqualCopies) {
 
 // ---- (f) device-held garbage: clamped, memory-safe ----
 
-// Element i of a host 1-D index tensor (int32 or int64) set to v (int32: int32(v)).
-void store_index(const lb_tensor &t, int64_t i, int64_t v) {
-    if (t.dtype == LB_INT64) {
-        static_cast<int64_t *>(t.data)[i * t.strides[0]] = v;
-    } else {
-        static_cast<int32_t *>(t.data)[i * t.strides[0]] = static_cast<int32_t>(v);
-    }
-}
-
-// A huge index of t's dtype: int64 2^40 - 1 (its low word, the int32 view the runtime
-// passes, is -1), int32 INT32_MAX.
-int64_t huge_index(const lb_tensor &t) {
-    return t.dtype == LB_INT64 ? (int64_t{1} << 40) - 1 : int64_t{INT32_MAX};
-}
-
-enum class K7Garbage { kv_indices, kv_indptr, mask_indptr, qo_indptr };
-
-struct Injected {
-    std::string what;               // the garbage, for messages
-    std::vector<int64_t> requests;  // the requests whose rows may show it
-};
-
-// Writes garbage of kind g into the host index tensors `a` points at (before they are
-// mirrored); p is the clean problem (5 requests, request 2 with >= 6 prefix keys).
-Injected inject(K7Garbage g, const ExtendProblem &p, lb_extend_attention_args *a) {
-    switch (g) {
-        case K7Garbage::kv_indices: {
-            // Request 2's slots: negative, num_slots, 2^30, INT32_MAX, huge, 2^40 / INT32_MIN.
-            const int64_t k0 = p.kv_indptr[2];
-            const int64_t slots[] = {-1, p.num_slots, int64_t{1} << 30, INT32_MAX, huge_index(a->kv_indices),
-                                     a->kv_indices.dtype == LB_INT64 ? int64_t{1} << 40 : int64_t{INT32_MIN}};
-            for (int i = 0; i < 6; i++) store_index(a->kv_indices, k0 + i, slots[i]);
-            return {"kv_indices[" + std::to_string(k0) + " ..] of request 2", {2}};
-        }
-        case K7Garbage::kv_indptr:
-            // Past len(kv_indices), then negative (non-monotone): requests 1, 2 and 3's ranges.
-            store_index(a->kv_indptr, 2, huge_index(a->kv_indptr));
-            store_index(a->kv_indptr, 3, -7);
-            return {"kv_indptr[2] huge, kv_indptr[3] = -7", {1, 2, 3}};
-        case K7Garbage::mask_indptr:
-            // Before the mask, 2^40, past its end: requests 1, 2 and 3.
-            store_index(a->mask_indptr, 1, -5);
-            store_index(a->mask_indptr, 2, int64_t{1} << 40);
-            store_index(a->mask_indptr, 3, int64_t(p.custom_mask.size()) + 1000);
-            return {"mask_indptr[1..3] = -5, 2^40, past the mask", {1, 2, 3}};
-        case K7Garbage::qo_indptr:
-            store_index(a->qo_indptr, 1, huge_index(a->qo_indptr));
-            store_index(a->qo_indptr, 2, -3);
-            store_index(a->qo_indptr, 3, int64_t{1} << 30);
-            store_index(a->qo_indptr, p.B, INT32_MAX);
-            return {"qo_indptr[1..3] = huge, -3, 2^30, qo_indptr[B] = INT32_MAX", {0, 1, 2, 3, 4}};
-    }
-    return {};
-}
-
 // Contract. On the CPU the index values the kernel follows are checked and a bad one is
 // refused (LB_ERROR_INVALID_ARGUMENT naming the first bad value: kv_indices[i] outside
 // [0, num_slots), qo_indptr / kv_indptr negative, decreasing or past T / len(kv_indices),
@@ -1051,12 +996,12 @@ TEST_F(CudaExtendGarbage, GarbageValuesStayInBounds) {
         ASSERT_GE(p.P(2), 6) << form;
         Outputs clean;
         ASSERT_TRUE(run_on_device(p, f.c, f.variant, f.with_lse, stream_, &clean)) << form;
-        for (K7Garbage g : {K7Garbage::kv_indices, K7Garbage::kv_indptr, K7Garbage::mask_indptr, K7Garbage::qo_indptr}) {
-            if (g == K7Garbage::mask_indptr && !p.has_mask()) continue;
+        for (IndexGarbage g : {IndexGarbage::kv_indices, IndexGarbage::kv_indptr, IndexGarbage::mask_indptr, IndexGarbage::qo_indptr}) {
+            if (g == IndexGarbage::mask_indptr && !p.has_mask()) continue;
             ExtendProblem bad = p;  // the host storage the garbage goes into
             ExtendBuffers buf;
             make_args(bad, f.c, f.variant, &buf, f.with_lse);  // max_len_extend: the clean value
-            const Injected injected = inject(g, p, &buf.args);
+            const Injected injected = inject_index_garbage(g, p, &buf.args);
             const std::string what = form + " with garbage " + injected.what;
             DeviceArgs dev;
             ASSERT_EQ(dev.mirror(buf.args), "") << what;
@@ -1064,7 +1009,7 @@ TEST_F(CudaExtendGarbage, GarbageValuesStayInBounds) {
                 << lb_last_error() << "\n" << what;
             // No fault: an out-of-bounds access would fail this (and every later call).
             ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "") << what;
-            if (g == K7Garbage::qo_indptr) continue;  // the written rows are undefined: nothing more to check
+            if (g == IndexGarbage::qo_indptr) continue;  // the written rows are undefined: nothing more to check
             ASSERT_EQ(dev.download_outputs(), "") << what;
             const size_t ro = size_t(p.Hq * p.Lv), rl = size_t(p.Hq);
             const size_t r0 = size_t(p.qo_indptr.front()), r1 = size_t(p.qo_indptr.back());

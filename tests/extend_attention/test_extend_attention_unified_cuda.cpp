@@ -407,66 +407,6 @@ TEST_F(CudaUnifiedUnsupported, NotBuiltFormsAreRefusedByName) {
 
 // ---- (d) device-held garbage: clamped, memory-safe ----
 
-// Element i of a host 1-D index tensor (int32 or int64) set to v (int32: int32(v)).
-void store_index(const lb_tensor &t, int64_t i, int64_t v) {
-    if (t.dtype == LB_INT64) {
-        static_cast<int64_t *>(t.data)[i * t.strides[0]] = v;
-    } else {
-        static_cast<int32_t *>(t.data)[i * t.strides[0]] = static_cast<int32_t>(v);
-    }
-}
-
-// A huge index of t's dtype: int64 2^40 - 1 (its low word, the int32 view the runtime
-// passes, is -1), int32 INT32_MAX.
-int64_t huge_index(const lb_tensor &t) {
-    return t.dtype == LB_INT64 ? (int64_t{1} << 40) - 1 : int64_t{INT32_MAX};
-}
-
-enum class K8Garbage { kv_indices, kv_indptr, prefix_lens, mask_indptr, qo_indptr };
-
-struct Injected {
-    std::string what;               // the garbage, for messages
-    std::vector<int64_t> requests;  // the requests whose rows may show it
-};
-
-// Writes garbage of kind g into the host index tensors `a` points at (before they are
-// mirrored); p is the clean problem (5 requests, request 2 with >= 6 listed keys).
-Injected inject(K8Garbage g, const UnifiedProblem &p, lb_extend_attention_unified_args *a) {
-    switch (g) {
-        case K8Garbage::kv_indices: {
-            // Request 2's unified list: negative, num_slots, 2^30, INT32_MAX, huge, 2^40 / INT32_MIN.
-            const int64_t k0 = p.kv_indptr[2];
-            const int64_t slots[] = {-1, p.num_slots, int64_t{1} << 30, INT32_MAX, huge_index(a->kv_indices),
-                                     a->kv_indices.dtype == LB_INT64 ? int64_t{1} << 40 : int64_t{INT32_MIN}};
-            for (int i = 0; i < 6; i++) store_index(a->kv_indices, k0 + i, slots[i]);
-            return {"kv_indices[" + std::to_string(k0) + " ..] of request 2", {2}};
-        }
-        case K8Garbage::kv_indptr:
-            // Past len(kv_indices), then negative (non-monotone): requests 1, 2 and 3's lists.
-            store_index(a->kv_indptr, 2, huge_index(a->kv_indptr));
-            store_index(a->kv_indptr, 3, -7);
-            return {"kv_indptr[2] huge, kv_indptr[3] = -7", {1, 2, 3}};
-        case K8Garbage::prefix_lens:
-            // Negative, and past the request's list (P + E): requests 1 and 3.
-            store_index(a->prefix_lens, 1, -3);
-            store_index(a->prefix_lens, 3, huge_index(a->prefix_lens));
-            return {"prefix_lens[1] = -3, prefix_lens[3] huge", {1, 3}};
-        case K8Garbage::mask_indptr:
-            // Before the mask, 2^40, past its end: requests 1, 2 and 3.
-            store_index(a->mask_indptr, 1, -5);
-            store_index(a->mask_indptr, 2, int64_t{1} << 40);
-            store_index(a->mask_indptr, 3, int64_t(p.custom_mask.size()) + 1000);
-            return {"mask_indptr[1..3] = -5, 2^40, past the mask", {1, 2, 3}};
-        case K8Garbage::qo_indptr:
-            store_index(a->qo_indptr, 1, huge_index(a->qo_indptr));
-            store_index(a->qo_indptr, 2, -3);
-            store_index(a->qo_indptr, 3, int64_t{1} << 30);
-            store_index(a->qo_indptr, p.B, INT32_MAX);
-            return {"qo_indptr[1..3] = huge, -3, 2^30, qo_indptr[B] = INT32_MAX", {0, 1, 2, 3, 4}};
-    }
-    return {};
-}
-
 // Contract. On the CPU the index values the kernel follows are checked and a bad one is
 // refused (LB_ERROR_INVALID_ARGUMENT naming the first bad value: qo_indptr / kv_indptr
 // negative, decreasing or past T / len(kv_indices), prefix_lens[b] with P + E != N,
@@ -503,13 +443,13 @@ TEST_F(CudaUnifiedGarbage, GarbageValuesStayInBounds) {
         ASSERT_GE(p.N(2), 6) << form;
         std::vector<uint16_t> clean;
         ASSERT_TRUE(call(p, f.c, f.variant, &clean)) << form;
-        for (K8Garbage g : {K8Garbage::kv_indices, K8Garbage::kv_indptr, K8Garbage::prefix_lens, K8Garbage::mask_indptr,
-                            K8Garbage::qo_indptr}) {
-            if (g == K8Garbage::mask_indptr && !p.has_mask()) continue;
+        for (IndexGarbage g : {IndexGarbage::kv_indices, IndexGarbage::kv_indptr, IndexGarbage::prefix_lens, IndexGarbage::mask_indptr,
+                            IndexGarbage::qo_indptr}) {
+            if (g == IndexGarbage::mask_indptr && !p.has_mask()) continue;
             UnifiedProblem bad = p;  // the host storage the garbage goes into
             UnifiedBuffers buf;
             make_unified_args(bad, f.c, f.variant, &buf);  // max_len_extend: the clean value
-            const Injected injected = inject(g, p, &buf.args);
+            const Injected injected = inject_index_garbage(g, p, &buf.args);
             const std::string what = form + " with garbage " + injected.what;
             DeviceArgs dev;
             ASSERT_EQ(dev.mirror(buf.args), "") << what;
@@ -517,7 +457,7 @@ TEST_F(CudaUnifiedGarbage, GarbageValuesStayInBounds) {
                 << lb_last_error() << "\n" << what;
             // No fault: an out-of-bounds access would fail this (and every later call).
             ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "") << what;
-            if (g == K8Garbage::qo_indptr) continue;  // the written rows are undefined: nothing more to check
+            if (g == IndexGarbage::qo_indptr) continue;  // the written rows are undefined: nothing more to check
             ASSERT_EQ(dev.download_o(), "") << what;
             const size_t ro = size_t(p.Hq * p.Lv);
             const size_t r0 = size_t(p.qo_indptr.front()), r1 = size_t(p.qo_indptr.back());
