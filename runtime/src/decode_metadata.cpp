@@ -58,7 +58,10 @@ void check_index_values(const lb_decode_metadata_args &a, int64_t bs, int page_s
     const int64_t pool_rows = a.req_to_token.shape[0], ctx = a.req_to_token.shape[1];
     const bool swa = !validate::is_absent(a.full_to_swa);
     for (int64_t b = 0; b < bs; b++) {
-        int32_t kv_len = static_cast<int32_t>(validate::host_element(a.seq_lens, b)) + a.seq_len_delta;
+        // L_b = int32(seq_lens[b]) + seq_len_delta in int32 with wrap-around, as the kernels
+        // compute it (a signed overflow here was undefined behaviour: found by tests/fuzz/).
+        const int32_t kv_len = static_cast<int32_t>(static_cast<uint32_t>(validate::host_element(a.seq_lens, b)) +
+                                                    static_cast<uint32_t>(a.seq_len_delta));
         int64_t live = std::min<int64_t>((int64_t{kv_len} + (int64_t{1} << page_shift) - 1) >> page_shift, a.max_seq_pages);
         // A request with no live page has its row never read by the bounded kernels (spec
         // §3.1: its req_pool_indices entry may be garbage; the full-width twin reads a clamped
