@@ -478,5 +478,53 @@ TEST_F(CudaUnifiedGarbage, GarbageValuesStayInBounds) {
     }
 }
 
+// ---- determinism: reruns and batch composition ----
+
+// A request's o rows are the same bits on a rerun of the same call, when it runs alone,
+// and in the batch reversed (tensor cores: bf16 128/128 bounded and full-width; SIMT: fp16
+// 64/64 with a mask).
+using CudaUnifiedDeterminism = CudaUnifiedBase;
+
+TEST_F(CudaUnifiedDeterminism, RerunsAloneAndReorderedGiveTheSameBits) {
+    UnifiedCase w{"determinism_window_sinks", 311, true, 8, 2, 128, 128, {100, 1, 37, 0, 64}, {30, 90, 0, 12, 5}};
+    w.window = 25;
+    w.sinks = true;
+    UnifiedCase m{"determinism_mask_fp16_d64", 312, false, 8, 4, 64, 64, {70, 1, 33, 40}, {25, 60, 0, 80}};
+    m.custom_mask = true;
+    m.causal = false;
+    const std::pair<UnifiedCase, lb_variant> forms[] = {{w, LB_BOUNDED}, {w, LB_FULL_WIDTH}, {m, LB_BOUNDED}};
+    for (const auto &[c, v] : forms) {
+        const UnifiedProblem p = make_unified_problem(c);
+        std::vector<uint16_t> all, again;
+        ASSERT_TRUE(call(p, c, v, &all)) << describe(c, v);
+        ASSERT_TRUE(call(p, c, v, &again)) << describe(c, v);
+        EXPECT_EQ(all, again) << "a rerun of the same call differs: " << describe(c, v);
+        const size_t ro = size_t(p.Hq * p.Lv);
+        auto compare = [&](const UnifiedProblem &batch, const std::vector<int64_t> &order, const std::vector<uint16_t> &got,
+                           const std::string &what) {
+            for (size_t i = 0; i < order.size(); i++) {
+                const int64_t b = order[i], E = p.E(b);
+                if (E == 0) continue;
+                const size_t at = size_t(batch.qo_indptr[i]), want = size_t(p.qo_indptr[size_t(b)]);
+                EXPECT_EQ(0, std::memcmp(&got[at * ro], &all[want * ro], size_t(E) * ro * 2))
+                    << "request " << b << ", " << what << ": " << describe(c, v);
+            }
+        };
+        for (int64_t b = 0; b < p.B; b++) {
+            if (p.E(b) == 0) continue;  // (T = 0: nothing to run)
+            const UnifiedProblem one = subset(p, {b});
+            std::vector<uint16_t> got;
+            ASSERT_TRUE(call(one, c, v, &got)) << describe(c, v) << " request " << b << " alone";
+            compare(one, {b}, got, "alone");
+        }
+        std::vector<int64_t> reversed;
+        for (int64_t b = p.B - 1; b >= 0; b--) reversed.push_back(b);
+        const UnifiedProblem rev = subset(p, reversed);
+        std::vector<uint16_t> got;
+        ASSERT_TRUE(call(rev, c, v, &got)) << describe(c, v) << " reversed";
+        compare(rev, reversed, got, "batch reversed");
+    }
+}
+
 }  // namespace
 }  // namespace livebound::testing
