@@ -295,5 +295,42 @@ TEST_F(CudaDsaMetadataGarbage, GarbageValuesStayInBounds) {
     }
 }
 
+// ---- seq_lens and req_pool_indices of different dtypes (as on the CPU) ----
+
+// The outputs equal the reference (the same-dtype call's): the int64 one is read as its low
+// words on CUDA as on the CPU (DsaMetadataErrorsBaseline.MixedIndexDtypesEqualSameDtype).
+TEST_F(CudaBase, MixedIndexDtypesEqualSameDtype) {
+    for (const DsaCase &c : {decode_cases()[3], verify_cases()[1]}) {
+        for (lb_dtype seq : {LB_INT32, LB_INT64}) {
+            for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
+                const lb_dtype rpi = seq == LB_INT32 ? LB_INT64 : LB_INT32;
+                DsaProblem p = make_problem(c, seq);
+                DsaProblem rows = make_problem(c, rpi);  // the same values in the other dtype
+                const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
+                const std::string context = p.describe(variant, "cuda:0") + " with req_pool_indices " +
+                                            (rpi == LB_INT32 ? "int32" : "int64");
+                Mirror m, m_rows;
+                ASSERT_EQ(m.mirror(p), "") << context;
+                ASSERT_EQ(m_rows.mirror(rows), "") << context;
+                const lb_tensor rows_tensor = rows.req_pool_indices.tensor(m_rows.device_pointer(rows.req_pool_indices));
+                lb_status status;
+                if (p.verify()) {
+                    lb_dsa_target_verify_metadata_args a = p.k3_args(variant, ptr_fn(m));
+                    a.req_pool_indices = rows_tensor;
+                    status = lb_fused_dsa_target_verify_metadata(&a, livebound::cuda_device(0, stream_));
+                } else {
+                    lb_dsa_decode_metadata_args a = p.k2_args(variant, ptr_fn(m));
+                    a.req_pool_indices = rows_tensor;
+                    status = lb_fused_dsa_decode_metadata(&a, livebound::cuda_device(0, stream_));
+                }
+                ASSERT_EQ(status, LB_OK) << context << "\n" << lb_last_error();
+                ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+                ASSERT_EQ(m.download_outputs(p), "") << context;
+                EXPECT_TRUE(check_outputs(p, want, variant, context));
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace livebound::dsa_testing
