@@ -138,16 +138,11 @@ TEST(UnifiedMetamorphic, IndependentOfBatchMates) {
     for (const UnifiedCase &c : cs) {
         const UnifiedProblem p = make_unified_problem(c);
         const std::vector<uint16_t> all = run_unified(p, c, LB_BOUNDED);
-        const size_t ro = size_t(p.Hq * p.Lv);
         auto compare = [&](const UnifiedProblem &batch, const std::vector<int64_t> &order, const std::vector<uint16_t> &got,
                            const std::string &what) {
-            for (size_t i = 0; i < order.size(); i++) {
-                const int64_t b = order[i], E = p.E(b);
-                if (E == 0) continue;
-                const size_t at = size_t(batch.qo_indptr[i]), want = size_t(p.qo_indptr[size_t(b)]);
-                EXPECT_EQ(0, std::memcmp(&got[at * ro], &all[want * ro], size_t(E) * ro * 2))
-                    << "request " << b << ", " << what << "\n" << c;
-            }
+            int64_t first = -1;
+            EXPECT_EQ(rows_differing_from_batch(p, all, batch, order, got, &first), 0u)
+                << "first at request " << first << ", " << what << "\n" << c;
         };
         for (int64_t b = 0; b < p.B; b++) {
             const UnifiedProblem one = subset(p, {b});

@@ -499,16 +499,11 @@ TEST_F(CudaUnifiedDeterminism, RerunsAloneAndReorderedGiveTheSameBits) {
         ASSERT_TRUE(call(p, c, v, &all)) << describe(c, v);
         ASSERT_TRUE(call(p, c, v, &again)) << describe(c, v);
         EXPECT_EQ(all, again) << "a rerun of the same call differs: " << describe(c, v);
-        const size_t ro = size_t(p.Hq * p.Lv);
         auto compare = [&](const UnifiedProblem &batch, const std::vector<int64_t> &order, const std::vector<uint16_t> &got,
                            const std::string &what) {
-            for (size_t i = 0; i < order.size(); i++) {
-                const int64_t b = order[i], E = p.E(b);
-                if (E == 0) continue;
-                const size_t at = size_t(batch.qo_indptr[i]), want = size_t(p.qo_indptr[size_t(b)]);
-                EXPECT_EQ(0, std::memcmp(&got[at * ro], &all[want * ro], size_t(E) * ro * 2))
-                    << "request " << b << ", " << what << ": " << describe(c, v);
-            }
+            int64_t first = -1;
+            EXPECT_EQ(rows_differing_from_batch(p, all, batch, order, got, &first), 0u)
+                << "first at request " << first << ", " << what << ": " << describe(c, v);
         };
         for (int64_t b = 0; b < p.B; b++) {
             if (p.E(b) == 0) continue;  // (T = 0: nothing to run)

@@ -165,6 +165,24 @@ inline UnifiedProblem subset(const UnifiedProblem &p, const std::vector<int64_t>
     return s;
 }
 
+// The number of o elements of request `order[i]` (rows of `batch`, the subset in that order)
+// that differ from its rows in `all` (the whole batch p's o): 0 when its bits do not depend
+// on its batch mates. `first` gets the first differing request.
+inline size_t rows_differing_from_batch(const UnifiedProblem &p, const std::vector<uint16_t> &all,
+                                        const UnifiedProblem &batch, const std::vector<int64_t> &order,
+                                        const std::vector<uint16_t> &got, int64_t *first) {
+    const size_t ro = size_t(p.Hq * p.Lv);
+    size_t differ = 0;
+    for (size_t i = 0; i < order.size(); i++) {
+        const int64_t b = order[i], E = p.E(b);
+        const size_t at = size_t(batch.qo_indptr[i]) * ro, want = size_t(p.qo_indptr[size_t(b)]) * ro;
+        for (size_t e = 0; e < size_t(E) * ro; e++) {
+            if (got[at + e] != all[want + e] && differ++ == 0) *first = b;
+        }
+    }
+    return differ;
+}
+
 inline int64_t max_extend(const UnifiedProblem &p) {
     int64_t m = 0;
     for (int64_t b = 0; b < p.B; b++) m = std::max(m, p.E(b));
