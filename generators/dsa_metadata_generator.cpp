@@ -266,6 +266,9 @@ public:
         for (auto *b : {&cache_seqlens, &cu_seqlens_k, &seqlens_expanded, &dsa_cache_seqlens, &dsa_cu_seqlens_k}) {
             b->dim(0).set_stride(Expr());
         }
+        // Any strides for the 2-D ctx lens too (a transposed torch view included): its
+        // columns are written one scalar at a time on every target.
+        if (paged_mqa_ctx_lens_2d) paged_mqa_ctx_lens_2d->dim(0).set_stride(Expr());
         Var i = c.i, row = c.row;
         Expr bs = seq_lens.dim(0).extent();
         Expr expanded = bs * next_n;

@@ -372,5 +372,32 @@ TEST_F(CudaDecodeMetadataWrongMemory, HostPageTableIsRejectedByName) {
     EXPECT_TRUE(outputs_untouched(problem, context + " (device outputs)"));
 }
 
+// ---- memory of another CUDA device ----
+// Every tensor lives on device 0; the call runs on device 1. The first tensor checked for
+// residency, seq_lens, is refused by name (checked with cuPointerGetAttribute's device
+// ordinal), and nothing is written. Needs two devices.
+TEST_F(CudaDecodeMetadataWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
+    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    const std::vector<DecodeMetadataCase> picked = decode_metadata_cases_named({"B16_len512_ps64_swa"});
+    ASSERT_EQ(picked.size(), 1u);
+    DecodeMetadataProblem problem = make_problem(picked[0], LB_INT64, LB_INT64);
+    const std::string context = problem.describe(LB_BOUNDED, "cuda:1") + " every tensor on device 0";
+    SCOPED_TRACE(context);
+    DeviceMirror mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    const lb_decode_metadata_args args =
+        problem.args(LB_BOUNDED, [&](HostTensor &t) { return mirror.device_pointer(t); });
+
+    const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(1, nullptr));
+    const std::string message = lb_last_error();
+    EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
+    EXPECT_TRUE(names_argument(message, "seq_lens")) << message;
+    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+
+    ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
+    ASSERT_EQ(mirror.download_outputs(problem), "");
+    EXPECT_TRUE(outputs_untouched(problem, context + " (device outputs)"));
+}
+
 }  // namespace
 }  // namespace livebound::testing

@@ -272,6 +272,35 @@ std::vector<BadArgument> bad_arguments() {
             a.seq_len_delta = 1;
         });
 
+    // ---- req_to_token and full_to_swa must not be empty when bs > 0 ----
+    add("NoRow_req_to_token", {"req_to_token"}, kInvalid,
+        [](lb_decode_metadata_args &a, DecodeMetadataProblem &) { a.req_to_token.shape[0] = 0; });
+    add("NoColumn_req_to_token", {"req_to_token"}, kInvalid,
+        [](lb_decode_metadata_args &a, DecodeMetadataProblem &) { a.req_to_token.shape[1] = 0; });
+    add("Empty_full_to_swa", {"full_to_swa"}, kInvalid,
+        [](lb_decode_metadata_args &a, DecodeMetadataProblem &) { a.full_to_swa.shape[0] = 0; });
+
+    // ---- an extent of 2^31 (the upper bound of [0, 2^31)): page_table's columns only need
+    // to be at least max_seq_pages, so only the range check refuses it. The shape is never
+    // used to read or write: the check comes first. ----
+    add("Extent2pow31_page_table", {"page_table"}, kInvalid,
+        [](lb_decode_metadata_args &a, DecodeMetadataProblem &) { a.page_table.shape[1] = int64_t{1} << 31; });
+
+    // ---- SWA (CPU): a token slot read at a live page must index full_to_swa ----
+    // The first request with live pages gets slot len(full_to_swa) (or -1) at its first
+    // live column, [its pool row, 0].
+    for (const int64_t slot : {int64_t{kFullPoolSlots}, int64_t{-1}}) {
+        add(std::string("LiveSlot") + (slot < 0 ? "Minus1" : "EqualsLenFullToSwa") + "_req_to_token", {"req_to_token"},
+            kInvalid, [slot](lb_decode_metadata_args &a, DecodeMetadataProblem &p) {
+                for (int64_t b = 0; b < p.bs; ++b) {
+                    if (p.seq_len_values[b] + a.seq_len_delta <= 0) continue;  // no live page: never read
+                    p.req_to_token.store(p.req_to_token.offset(p.pool_row_of[b], 0), slot);
+                    return;
+                }
+                ADD_FAILURE() << "the baseline has no request with a live page";
+            });
+    }
+
     // ---- the SWA pair ----
     add("SwaPageTableWithoutFullToSwa", {"full_to_swa", "swa_page_table"}, kInvalid,
         [](lb_decode_metadata_args &a, DecodeMetadataProblem &) { a.full_to_swa = lb_tensor{}; });

@@ -219,10 +219,11 @@ function(livebound_k8_tc form dt d)
     _lb_tc_dims(${d})
     _lb_tc_tiles(${dqk} ${dv} bn os spill)
     _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} 1 mma)
-    if (fp8)
+    if (fp8 AND dqk EQUAL 128)
         # One m16n8k16 step of a key-tile body is computed twice in the PTX of the fp8 K8
-        # kernels (132 instead of 128 mma in one straight-line body: a duplicated S element
-        # LLVM does not merge; 3 % more mma there). Counted here so any other change fails.
+        # kernels at d 128 (132 instead of 128 mma in one straight-line body: a duplicated S
+        # element LLVM does not merge; 3 % more mma there; not at 576/512). Counted here so
+        # any other change fails.
         math(EXPR mma "${mma} + 4")
     endif ()
     _lb_tc_padding("${ARGN}" ${d})
@@ -256,17 +257,21 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
     livebound_k7_tc(bounded bf16 256 1)
     livebound_k7_tc(bounded bf16 256 0)
     livebound_k7_tc(full bf16 256 0)
-    # Lq != Lv, bounded: 192/128 (bf16) and MLA's 576/512 (bf16, fp16, bf16 with an fp8
-    # cache), the only CUDA variants for 576/512 (a SIMT thread would hold 514 state
-    # registers).
+    # Lq != Lv, bounded: 192/128 (bf16) and MLA's 576/512 (bf16 and fp16, each with a
+    # 16-bit and an fp8 cache), the only CUDA variants for 576/512 (a SIMT thread would hold
+    # 514 state registers), so every dtype SGLang passes has one.
     foreach (lse IN ITEMS 1 0)
         livebound_k7_tc(bounded bf16 192_128 ${lse})
         livebound_k7_tc(bounded bf16 576_512 ${lse})
         livebound_k7_tc(bounded fp16 576_512 ${lse})
         livebound_k7_tc(bounded bf16_e4m3 576_512 ${lse})
+        livebound_k7_tc(bounded fp16_e4m3 576_512 ${lse})
     endforeach ()
     livebound_k8_tc(bounded bf16 192_128)
     livebound_k8_tc(bounded bf16 576_512)
+    livebound_k8_tc(bounded fp16 576_512)
+    livebound_k8_tc(bounded bf16_e4m3 576_512)
+    livebound_k8_tc(bounded fp16_e4m3 576_512)
     livebound_k8_tc(bounded bf16 128)
     livebound_k8_tc(full bf16 128)
     livebound_k8_tc(bounded fp16 128)

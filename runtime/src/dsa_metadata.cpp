@@ -240,7 +240,8 @@ void run_k3(const lb_dsa_target_verify_metadata_args &a, const lb_device &device
     validate_1d_output(c, a.dsa_cu_seqlens_k, "dsa_cu_seqlens_k", e + 1, "bs * next_n + 1");
     const bool ctx_lens = !validate::is_absent(a.paged_mqa_ctx_lens_2d);
     if (ctx_lens) {
-        validate::tensor(a.paged_mqa_ctx_lens_2d, "paged_mqa_ctx_lens_2d", {LB_INT32}, 2);
+        validate::tensor(a.paged_mqa_ctx_lens_2d, "paged_mqa_ctx_lens_2d", {LB_INT32}, 2,
+                         validate::Layout::any_strides);  // a transposed view too
         validate::extent_at_least(a.paged_mqa_ctx_lens_2d, "paged_mqa_ctx_lens_2d", 0, bs, "bs");
         validate::extent_at_least(a.paged_mqa_ctx_lens_2d, "paged_mqa_ctx_lens_2d", 1, a.next_n, "next_n");
         c.used.push_back({&a.paged_mqa_ctx_lens_2d, "paged_mqa_ctx_lens_2d"});

@@ -138,7 +138,7 @@ bool pair_view(const lb_tensor &t, PairView *out) {
 // its layout: refused naming the tensor and what the kernel needs.
 constexpr const char *kTensorCoreQkvLayout =
     "q/k/v with a contiguous head dim, heads contiguous inside a row (or one head), row strides a multiple of 8 "
-    "elements and 16-byte aligned storage (8 bytes for an fp8 cache)";
+    "elements, 16-byte aligned storage (8 bytes for an fp8 cache) and a span below 2^32 elements";
 [[noreturn]] void refuse_layout(const char *name, int64_t Lq, int64_t Lv, const char *needs = kTensorCoreQkvLayout) {
     throw Failure(LB_ERROR_UNSUPPORTED, "argument '" + std::string(name) + "': on CUDA, Lq = " + std::to_string(Lq) +
                                             ", Lv = " + std::to_string(Lv) +
@@ -170,6 +170,14 @@ struct TensorCoreArgs {
             row_strides[i] = views[i].row_stride_16b;
         }
         return -1;
+    }
+    // Whether the tensor-core variant runs: it does when every tensor has its layout. Else
+    // the SIMT variant runs (has_simt), or the call is refused naming the first tensor that lacks it.
+    bool take_or_fall_back(const lb_tensor *const *tensors, const char *const *names, int count, bool has_simt,
+                           int64_t Lq, int64_t Lv) {
+        const int bad = take(tensors, count);
+        if (bad >= 0 && !has_simt) refuse_layout(names[bad], Lq, Lv);
+        return bad < 0;
     }
     halide_buffer_t *wrap(PipelineCall &call, int i, const char *name) const { return wrap_pairs(call, views[i], name); }
     void append_scalars(std::vector<void *> *argv) {
@@ -505,11 +513,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     TensorCoreArgs tc;
     const lb_tensor *qkv[5] = {&a.q_extend, &a.k_extend, &a.v_extend, &k_buffer, &v_buffer};
     static const char *const kQkvNames[5] = {"q_extend", "k_extend", "v_extend", "k_buffer", "v_buffer"};
-    if (tcv) {
-        const int bad = tc.take(qkv, 5);
-        if (bad >= 0 && !v) refuse_layout(kQkvNames[bad], Lq, Lv);
-        if (bad >= 0) tcv = nullptr;
-    }
+    if (tcv && !tc.take_or_fall_back(qkv, kQkvNames, 5, v != nullptr, Lq, Lv)) tcv = nullptr;
     auto wrap_qkv = [&](int i, const char *name) { return tcv ? tc.wrap(call, i, name) : call.wrap_nd(*qkv[i], name); };
     halide_buffer_t *q = wrap_qkv(0, "q_extend");
     halide_buffer_t *k = wrap_qkv(1, "k_extend");
@@ -646,11 +650,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     TensorCoreArgs tc;
     const lb_tensor *qkv[3] = {&a.q, &a.k_buffer, &a.v_buffer};
     static const char *const kQkvNames[3] = {"q", "k_buffer", "v_buffer"};
-    if (tcv) {
-        const int bad = tc.take(qkv, 3);
-        if (bad >= 0 && !v) refuse_layout(kQkvNames[bad], Lq, Lv);
-        if (bad >= 0) tcv = nullptr;
-    }
+    if (tcv && !tc.take_or_fall_back(qkv, kQkvNames, 3, v != nullptr, Lq, Lv)) tcv = nullptr;
     auto wrap_qkv = [&](int i, const char *name) { return tcv ? tc.wrap(call, i, name) : call.wrap_nd(*qkv[i], name); };
     halide_buffer_t *q = wrap_qkv(0, "q");
     halide_buffer_t *kb = wrap_qkv(1, "k_buffer");

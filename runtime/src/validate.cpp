@@ -186,8 +186,12 @@ void halide_dims_nd(const lb_tensor &t, halide_dimension_t *dims) {
 }
 
 void halide_dims_2d(const lb_tensor &t, int64_t rows, int64_t cols, halide_dimension_t *dims) {
-    dims[0] = halide_dimension_t(0, static_cast<int32_t>(cols), static_cast<int32_t>(t.strides[1] > 0 ? t.strides[1] : 1));
-    dims[1] = halide_dimension_t(0, static_cast<int32_t>(rows), static_cast<int32_t>(t.strides[0] > 0 ? t.strides[0] : 1));
+    // A dimension of extent 0 or 1 has an unchecked stride (tensor()), which no element
+    // address uses: Halide gets 1 there (the pipelines require a column stride of 1 unless
+    // the tensor takes any strides; found by the fuzz target, a [n, 1] table with strides {2, 2}).
+    auto stride = [&](int d) { return static_cast<int32_t>(t.shape[d] > 1 && t.strides[d] > 0 ? t.strides[d] : 1); };
+    dims[0] = halide_dimension_t(0, static_cast<int32_t>(cols), stride(1));
+    dims[1] = halide_dimension_t(0, static_cast<int32_t>(rows), stride(0));
 }
 
 }  // namespace livebound::validate

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <random>
@@ -415,6 +416,70 @@ TEST_F(CudaKvGatherWrongMemory, HostKOutIsRejectedByName) {
     EXPECT_TRUE(outputs_untouched(problem, "host k_out"));
     ASSERT_EQ(dev.download_outputs(problem), "");
     EXPECT_TRUE(outputs_untouched(problem, "device outputs"));
+}
+
+// ---- memory of another CUDA device ----
+// Every tensor lives on device 0; the call runs on device 1. The first tensor checked for
+// residency, buf, is refused by name, and nothing is written. Needs two devices.
+TEST_F(CudaKvGatherWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
+    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    KvGatherProblem problem = make_problem(kv_gather_cases_named({"prefill_B8_ragged_ps64"}).at(0), LB_INT64, LB_INT64);
+    DeviceProblem dev;
+    ASSERT_EQ(dev.mirror(problem), "");
+    const lb_dsa_kv_gather_args args = dev.args(problem, LB_BOUNDED);
+    const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(1, nullptr));
+    const std::string message = lb_last_error();
+    EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
+    EXPECT_TRUE(names_argument(message, "buf")) << message;
+    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+    ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
+    ASSERT_EQ(dev.download_outputs(problem), "");
+    EXPECT_TRUE(outputs_untouched(problem, "tensors on device 0, call on device 1"));
+}
+
+// ---- relations only CUDA calls reach ----
+// On the CPU the values are read first and the culprit is named (a length above
+// max_seq_len, a page id outside buf's pages); on CUDA they stay in device memory, and the
+// host checks only what the shapes and scalars say: seq_len_sum <= B * max_seq_len, and, with
+// seq_len_sum > 0, at least one column of page_indices and one page of buf. Each test breaks
+// one of them in an otherwise valid call on device memory: refused by name, nothing written.
+class CudaKvGatherDeviceOnlyChecks : public CudaTestBase {
+protected:
+    void expect_refused(const std::function<void(lb_dsa_kv_gather_args &, const KvGatherProblem &)> &apply,
+                        const std::string &name, const std::string &what) {
+        KvGatherProblem problem =
+            make_problem(kv_gather_cases_named({"prefill_B8_ragged_ps64"}).at(0), LB_INT64, LB_INT32);
+        const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " " + what;
+        SCOPED_TRACE(context);
+        ASSERT_GT(problem.seq_len_sum, 0);
+        DeviceProblem dev;
+        ASSERT_EQ(dev.mirror(problem), "");
+        lb_dsa_kv_gather_args args = dev.args(problem, LB_BOUNDED);
+        apply(args, problem);
+        const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(0, stream_));
+        const std::string message = lb_last_error();
+        EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
+        EXPECT_TRUE(names_argument(message, name)) << "lb_last_error() = \"" << message << "\" must name '" << name << "'";
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        ASSERT_EQ(dev.download_outputs(problem), "");
+        EXPECT_TRUE(outputs_untouched(problem, context));
+    }
+};
+
+TEST_F(CudaKvGatherDeviceOnlyChecks, SeqLenSumAboveBTimesMaxSeqLenIsRejected) {
+    expect_refused(
+        [](lb_dsa_kv_gather_args &a, const KvGatherProblem &p) { a.max_seq_len = (p.seq_len_sum - 1) / p.bs; },
+        "seq_len_sum", "max_seq_len = (seq_len_sum - 1) / B");
+}
+
+TEST_F(CudaKvGatherDeviceOnlyChecks, PageIndicesWithoutColumnsIsRejected) {
+    expect_refused([](lb_dsa_kv_gather_args &a, const KvGatherProblem &) { a.page_indices.shape[1] = 0; },
+                   "page_indices", "page_indices with 0 columns");
+}
+
+TEST_F(CudaKvGatherDeviceOnlyChecks, BufWithoutPagesIsRejected) {
+    expect_refused([](lb_dsa_kv_gather_args &a, const KvGatherProblem &) { a.buf.shape[0] = 0; }, "buf",
+                   "buf with 0 pages");
 }
 
 }  // namespace

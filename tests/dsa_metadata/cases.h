@@ -34,6 +34,7 @@ struct Buf {
     int ndim = 1;
     int64_t shape[2] = {0, 0};
     int64_t stride0 = 1;  // row stride (2-D) or element stride (1-D)
+    int64_t stride1 = 1;  // column stride (2-D; 1 but in a transposed view, whose stride0 is 1)
     std::vector<int32_t> v32;
     std::vector<int64_t> v64;
 
@@ -54,6 +55,13 @@ struct Buf {
         b.shape[1] = cols;
         b.stride0 = row_stride;
         b.resize(std::max<int64_t>(storage_rows * row_stride, 1), fill);
+        return b;
+    }
+    // A [rows, cols] view of column-major storage (torch's .t() of a [cols, ld] tensor).
+    static Buf make_2d_transposed(int64_t rows, int64_t cols, int64_t ld, int64_t storage_cols, int64_t fill) {
+        Buf b = make_2d(rows, cols, 1, 1, fill);
+        b.stride1 = ld;
+        b.resize(std::max<int64_t>(storage_cols * ld, 1), fill);
         return b;
     }
     void resize(int64_t n, int64_t fill) {
@@ -81,7 +89,7 @@ struct Buf {
         t.strides[0] = stride0;
         if (ndim == 2) {
             t.shape[1] = shape[1];
-            t.strides[1] = 1;
+            t.strides[1] = stride1;
         }
         return t;
     }
@@ -99,6 +107,7 @@ struct DsaCase {
     bool page_table_1 = true;        // absent only with rps > 1
     bool alias_real = false;         // rps == 1: pass real_page_table = page_table_1
     bool ctx_lens = false;           // K3: paged_mqa_ctx_lens_2d
+    bool ctx_lens_transposed = false;  // ... as a transposed view (strides {1, bs + 2})
     int64_t extra_ctx = 0;           // req_to_token columns past the width
     int64_t extra_columns = 3, row_padding = 2, extra_rows = 1;  // table guards
     std::vector<int64_t> rpi;        // empty: SGLang's 2*arange(bs) / arange(bs)+1
@@ -139,7 +148,7 @@ struct DsaProblem {
         std::ostringstream s;
         s << "case " << c.name << " (" << (verify() ? "K3" : "K2") << " bs=" << bs << " width=" << c.width
           << " topk=" << c.topk << " rps=" << c.rps << " kpool=" << c.kpool;
-        if (verify()) s << " next_n=" << c.next_n << " ctx_lens=" << c.ctx_lens;
+        if (verify()) s << " next_n=" << c.next_n << " ctx_lens=" << c.ctx_lens << (c.ctx_lens_transposed ? " (transposed)" : "");
         s << " page_table_1=" << c.page_table_1 << " alias_real=" << c.alias_real << " seed=" << c.seed << ") "
           << dtype_tag(dtype) << " " << variant_tag(variant) << " on " << device << "; seq_lens[0..8) =";
         for (int64_t b = 0; b < std::min<int64_t>(bs, 8); ++b) s << " " << c.seq_lens[b];
@@ -249,7 +258,10 @@ inline DsaProblem make_problem(const DsaCase &c, lb_dtype dtype) {
     p.dsa_cu_seqlens_k = Buf::make_1d(LB_INT32, p.rows + 1, p.rows + 4, kPoison);
     if (c.next_n > 0) {
         p.seqlens_expanded = Buf::make_1d(LB_INT32, p.rows, p.rows + 3, kPoison);
-        if (c.ctx_lens) p.ctx_lens_2d = Buf::make_2d(p.bs, c.next_n, c.next_n + 2, p.bs + 1, kPoison);
+        if (c.ctx_lens) {
+            p.ctx_lens_2d = c.ctx_lens_transposed ? Buf::make_2d_transposed(p.bs, c.next_n, p.bs + 2, c.next_n + 1, kPoison)
+                                                  : Buf::make_2d(p.bs, c.next_n, c.next_n + 2, p.bs + 1, kPoison);
+        }
     }
     const int64_t table_rows = p.rows + c.extra_rows;
     if (c.page_table_1) {
@@ -312,7 +324,8 @@ inline void check_table(MismatchLog &log, const Buf &t, const char *name, int64_
                         const std::vector<int64_t> &live, const std::vector<std::vector<int32_t>> &want, bool bounded) {
     if (!t.present) return;
     for (int64_t e = 0; e < t.elements(); ++e) {
-        const int64_t r = e / t.stride0, k = e % t.stride0;
+        const bool transposed = t.stride1 != 1;
+        const int64_t r = transposed ? e % t.stride1 : e / t.stride0, k = transposed ? e / t.stride1 : e % t.stride0;
         const int64_t got = t.load(e);
         const bool in_view = r < rows && k < width_cols;
         const int64_t limit = in_view ? (bounded ? live[r] : width_cols) : 0;
@@ -497,6 +510,11 @@ inline std::vector<DsaCase> verify_cases() {
     n1.ctx_lens = true;
     n1.seed = 84;
     out.push_back(n1);
+    DsaCase t = n1;  // paged_mqa_ctx_lens_2d as torch's transposed view
+    t.name = "verify_next_n3_rps16_ctx_transposed";
+    t.next_n = 3;
+    t.ctx_lens_transposed = true;
+    out.push_back(t);
     return out;
 }
 

@@ -203,6 +203,46 @@ TEST_F(CudaDsaMetadataWrongMemory, HostRealPageTableIsRejectedByName) {
     EXPECT_TRUE(outputs_untouched(p, context + " (device outputs)"));
 }
 
+// K3: a K3-only output (seqlens_expanded) in host memory.
+TEST_F(CudaDsaMetadataWrongMemory, K3HostSeqlensExpandedIsRejectedByName) {
+    DsaProblem p = make_problem(verify_cases()[1], LB_INT64);
+    ASSERT_TRUE(p.verify());
+    const std::string context = p.describe(LB_BOUNDED, "cuda:0") + " seqlens_expanded in host memory";
+    Mirror m;
+    ASSERT_EQ(m.mirror(p), "");
+    lb_dsa_target_verify_metadata_args a = p.k3_args(LB_BOUNDED, ptr_fn(m));
+    a.seqlens_expanded.data = p.seqlens_expanded.data();
+    const lb_status status = lb_fused_dsa_target_verify_metadata(&a, livebound::cuda_device(0, stream_));
+    const std::string message = lb_last_error();
+    EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << status << ": " << message;
+    EXPECT_NE(message.find("argument 'seqlens_expanded'"), std::string::npos) << message;
+    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+    EXPECT_TRUE(outputs_untouched(p, context + " (host buffers)"));
+    ASSERT_EQ(m.download_outputs(p), "");
+    EXPECT_TRUE(outputs_untouched(p, context + " (device outputs)"));
+}
+
+// K2 and K3 with every tensor on device 0 and the call on device 1: the first tensor
+// checked for residency, seq_lens, is refused by name, nothing written. Needs two devices.
+TEST_F(CudaDsaMetadataWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
+    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    for (const DsaCase &c : {decode_cases()[3], verify_cases()[1]}) {
+        DsaProblem p = make_problem(c, LB_INT64);
+        const std::string context = p.describe(LB_BOUNDED, "cuda:1") + " every tensor on device 0";
+        Mirror m;
+        ASSERT_EQ(m.mirror(p), "") << context;
+        const lb_status status = p.call(LB_BOUNDED, ptr_fn(m), livebound::cuda_device(1, nullptr));
+        const std::string message = lb_last_error();
+        EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << context << ": " << message;
+        EXPECT_NE(message.find("argument 'seq_lens'"), std::string::npos) << context << ": " << message;
+        EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos)
+            << context << ": " << message;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
+        ASSERT_EQ(m.download_outputs(p), "") << context;
+        EXPECT_TRUE(outputs_untouched(p, context + " (device outputs)"));
+    }
+}
+
 // ---- device-held garbage: clamped, memory-safe ----
 // Contract. On the CPU the pool row req_pool_indices names for every request with a live
 // column is checked, and a call with one outside [0, req_to_token rows) is refused

@@ -275,7 +275,7 @@ bool tensor_core_built(const ExtendCase &c, lb_variant variant, bool with_lse) {
         {LB_BOUNDED, false, 128, 128, false, false},  {LB_FULL_WIDTH, true, 128, 128, false, false},
         {LB_BOUNDED, true, 128, 128, false, true},    {LB_BOUNDED, true, 192, 128, false, false},
         {LB_BOUNDED, true, 576, 512, false, false},   {LB_BOUNDED, false, 576, 512, false, false},
-        {LB_BOUNDED, true, 576, 512, false, true},
+        {LB_BOUNDED, true, 576, 512, false, true},    {LB_BOUNDED, false, 576, 512, false, true},
     };
     static const Built nolse_only[] = {{LB_FULL_WIDTH, true, 256, 256, false, false}};
     static const Built lse_only[] = {{LB_FULL_WIDTH, true, 128, 128, false, true}};
@@ -514,7 +514,7 @@ std::vector<ExtendCase> accuracy_cases() {
 class CudaExtendAccuracy : public CudaExtendBase, public ::testing::WithParamInterface<ExtendCase> {};
 
 // Built shapes: o (and lse where the variant has it) within the fp64 tolerance, poison kept.
-// Forms not built for CUDA (fp16 MLA 576/512 with an fp8 cache, ...) must be refused by name,
+// Forms not built for CUDA (full-width MLA 576/512, ...) must be refused by name,
 // writing nothing.
 TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
     const ExtendCase &c = GetParam();
@@ -547,8 +547,8 @@ TEST_P(CudaExtendAccuracy, MatchesFp64ReferenceAndKeepsPoison) {
 
 // Shapes and forms the CUDA build does not have, beyond the accuracy cases: full-width fp16,
 // full-width 256/256 with the LSE, head dims above 32 that are not multiples of 8 (40 + 4),
-// full-width MLA 576/512; with fp8 caches: full-width fp16, 256/256 and bf16 without the
-// LSE, fp16 MLA 576/512. (int32
+// full-width MLA 576/512; with fp8 caches: full-width fp16, 256/256, bf16 without the LSE
+// and MLA 576/512. (int32
 // index tensors are served by every variant.)
 using CudaExtendUnsupported = CudaExtendBase;
 
@@ -573,7 +573,7 @@ TEST_F(CudaExtendUnsupported, NotBuiltFormsAreRefusedByName) {
         {b44, LB_BOUNDED, true},        {b44, LB_BOUNDED, false},        {f64, LB_FULL_WIDTH, false},
         {b256, LB_FULL_WIDTH, true},    {fp8(b44), LB_BOUNDED, true},    {fp8(f64), LB_FULL_WIDTH, true},
         {fp8(b128), LB_FULL_WIDTH, false}, {fp8(f128), LB_FULL_WIDTH, false}, {fp8(b256), LB_FULL_WIDTH, false},
-        {fp8(f576), LB_BOUNDED, false},  {f576, LB_FULL_WIDTH, true},
+        {fp8(f576), LB_FULL_WIDTH, false}, {f576, LB_FULL_WIDTH, true},
     };
     for (const Form &f : forms) {
         ASSERT_FALSE(cuda_variant_built(f.c, f.variant, f.with_lse)) << describe(f.c, f.variant, f.with_lse);

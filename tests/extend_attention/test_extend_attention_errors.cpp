@@ -15,6 +15,8 @@
 
 #include "cases.h"
 #include "livebound/livebound.h"
+#include "livebound/livebound.hpp"
+#include "unified_cases.h"
 
 namespace livebound::testing {
 namespace {
@@ -33,6 +35,7 @@ struct BadArgument {
     std::string name;   // lb_last_error() must name this argument
     lb_status status;
     std::function<void(lb_extend_attention_args &, ExtendProblem &)> apply;
+    lb_device device = cpu_device();  // the device the call runs on (rows breaking the device)
 };
 void PrintTo(const BadArgument &bad, std::ostream *os) { *os << bad.test_name; }
 
@@ -174,6 +177,12 @@ std::vector<BadArgument> bad_arguments() {
         [](lb_extend_attention_args &a, ExtendProblem &) { a.v_scale = std::numeric_limits<float>::quiet_NaN(); });
     add("UnknownVariant", "variant", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.variant = static_cast<lb_variant>(5); });
+    list.push_back({"UnknownDeviceType", "device", kInvalid, [](lb_extend_attention_args &, ExtendProblem &) {},
+                    lb_device{static_cast<lb_device_type>(7), 0, nullptr}});
+    // An extent of 2^31 (the upper bound of [0, 2^31)): k_buffer may have any number of slots,
+    // so only the range check refuses it (before anything is read).
+    add("Extent2pow31_k_buffer", "k_buffer", kInvalid,
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.k_buffer.shape[0] = int64_t{1} << 31; });
     // ---- custom mask, window_kv_offsets, xai ----
     add("WrongDtype_custom_mask", "custom_mask", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.custom_mask.dtype = LB_INT32; });
@@ -228,7 +237,7 @@ TEST_P(ExtendErrors, RejectedByNameAndNothingWritten) {
     ExtendBuffers buf;
     make_args(p, c, LB_BOUNDED, &buf);
     bad.apply(buf.args, p);
-    const lb_status s = lb_extend_attention_fwd(&buf.args, cpu_device());
+    const lb_status s = lb_extend_attention_fwd(&buf.args, bad.device);
     EXPECT_EQ(s, bad.status) << bad.test_name << ": " << lb_last_error();
     const std::string msg = lb_last_error();
     EXPECT_NE(msg.find("'" + bad.name + "'"), std::string::npos) << "message does not name " << bad.name << ": " << msg;
@@ -262,6 +271,82 @@ TEST(ExtendErrorsDevice, CudaCallWithHostMemoryIsRefused) {
 TEST(ExtendErrorsDevice, NullArgs) {
     EXPECT_EQ(lb_extend_attention_fwd(nullptr, cpu_device()), LB_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(lb_last_error()).find("'args'"), std::string::npos);
+}
+
+// ---- K8 lb_extend_attention_fwd_unified: the shared rules of checks.md 1.2 ----
+// K8's own table (Bad/UnifiedErrors, test_extend_attention_unified_cpu.cpp) breaks one
+// argument of a valid CPU call; these rows break the device, or give an extent of 2^31,
+// in a call built the same way (UnifiedErrors' baseline: bf16 64/64, 3 requests, sinks, a
+// custom mask), and assert the same: the status, that the message names the argument, o
+// still poisoned.
+
+struct BadUnifiedShared {
+    std::string test_name;
+    std::string name;                   // lb_last_error() must name this argument
+    std::vector<lb_status> statuses;    // accepted statuses
+    lb_device device;                   // the device the call runs on
+    std::function<void(lb_extend_attention_unified_args &)> apply;
+};
+void PrintTo(const BadUnifiedShared &bad, std::ostream *os) { *os << bad.test_name; }
+
+UnifiedCase unified_baseline_case() {
+    UnifiedCase c{"errors", 4343, true, 8, 2, 64, 64, {40, 3, 17}, {20, 0, 9}};
+    c.window = 10;
+    c.sinks = true;
+    c.custom_mask = true;
+    return c;
+}
+
+std::vector<BadUnifiedShared> bad_unified_shared() {
+    using A = lb_extend_attention_unified_args;
+    const std::vector<lb_status> kInvalid = {LB_ERROR_INVALID_ARGUMENT};
+    auto noop = [](A &) {};
+    return {
+        {"UnknownDeviceType", "device", kInvalid, lb_device{static_cast<lb_device_type>(7), 0, nullptr}, noop},
+        // As K1's DecodeMetadataBadDevice.CudaIndex*: LB_ERROR_DEVICE (no driver: "CUDA is not
+        // available"; with one: "CUDA device n does not exist"); the tensors are host memory.
+        {"CudaIndexMinus1", "device", {LB_ERROR_INVALID_ARGUMENT, LB_ERROR_DEVICE}, livebound::cuda_device(-1, nullptr),
+         noop},
+        {"CudaIndex999", "device", {LB_ERROR_INVALID_ARGUMENT, LB_ERROR_DEVICE}, livebound::cuda_device(999, nullptr),
+         noop},
+        // An extent of 2^31 (the upper bound of [0, 2^31)): k_buffer may have any number of
+        // slots >= 1, so only the range check refuses it (before anything is read).
+        {"Extent2pow31_k_buffer", "k_buffer", kInvalid, cpu_device(),
+         [](A &a) { a.k_buffer.shape[0] = int64_t{1} << 31; }},
+        // q's heads, whose extent is otherwise only compared with o's and sinks' (later).
+        {"Extent2pow31_q", "q", kInvalid, cpu_device(), [](A &a) { a.q.shape[1] = int64_t{1} << 31; }},
+    };
+}
+
+class UnifiedSharedErrors : public ::testing::TestWithParam<BadUnifiedShared> {};
+
+TEST_P(UnifiedSharedErrors, RejectedByNameAndNothingWritten) {
+    const BadUnifiedShared &bad = GetParam();
+    const UnifiedCase c = unified_baseline_case();
+    UnifiedProblem p = make_unified_problem(c);
+    UnifiedBuffers buf;
+    make_unified_args(p, c, LB_BOUNDED, &buf);
+    bad.apply(buf.args);
+    const lb_status s = lb_extend_attention_fwd_unified(&buf.args, bad.device);
+    const std::string msg = lb_last_error();
+    ::testing::Test::RecordProperty("lb_last_error", msg);
+    bool status_ok = false;
+    for (lb_status want : bad.statuses) status_ok = status_ok || want == s;
+    EXPECT_TRUE(status_ok) << bad.test_name << ": status " << s << ": " << msg;
+    EXPECT_NE(msg.find("'" + bad.name + "'"), std::string::npos) << "message does not name '" << bad.name << "': " << msg;
+    for (uint16_t x : buf.o) ASSERT_EQ(x, kPoison16) << "o written: " << bad.test_name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Bad, UnifiedSharedErrors, ::testing::ValuesIn(bad_unified_shared()),
+                         [](const ::testing::TestParamInfo<BadUnifiedShared> &i) { return i.param.test_name; });
+
+// The baseline of UnifiedSharedErrors is valid (so that each refusal is the broken argument's).
+TEST(UnifiedSharedErrorsBaseline, BaselineCallSucceeds) {
+    const UnifiedCase c = unified_baseline_case();
+    UnifiedProblem p = make_unified_problem(c);
+    UnifiedBuffers buf;
+    make_unified_args(p, c, LB_BOUNDED, &buf);
+    EXPECT_EQ(lb_extend_attention_fwd_unified(&buf.args, cpu_device()), LB_OK) << lb_last_error();
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 //   (b) CudaUnifiedTwin: bounded == full-width bit for bit (bf16 128/128, 16-bit and fp8
 //       caches), whole o;
 //   (c) CudaUnifiedUnsupported: forms the CUDA build lacks are refused with
-//       LB_ERROR_UNSUPPORTED naming 'q', writing nothing.
+//       LB_ERROR_UNSUPPORTED naming 'q', writing nothing; CudaUnifiedErrors: host memory,
+//       memory of another device (2 devices) and, at MLA's 576/512, a q/k_buffer/v_buffer
+//       layout the tensor-core kernel cannot read, each refused by name, writing nothing.
 //   (d) CudaUnifiedGarbage: garbage in the device-held index values (kv_indices,
 //       kv_indptr, prefix_lens, mask_indptr, qo_indptr) is clamped: LB_OK, no fault, poison
 //       kept outside the batch's rows and the clean requests' rows bit-identical to a
@@ -20,6 +22,7 @@
 // why, without a driver or a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <sstream>
@@ -193,7 +196,7 @@ std::vector<AccuracyParam> accuracy_params() {
         for (const UnifiedCase &u : {a, b, c, d, e, f}) out.push_back({u, LB_BOUNDED});
     }
     // Lq != Lv on tensor cores: 192/128 (its own variant) and MLA's 576/512 (one kv head, O
-    // split over four warps), bf16.
+    // split over four warps): bf16 and fp16, each with a 16-bit and an fp8 cache.
     {
         UnifiedCase a{"bf16_d192_128_window", 291, true, 8, 2, 192, 128, {70, 9, 33}, {40, 0, 100}};
         a.window = 40;
@@ -202,7 +205,18 @@ std::vector<AccuracyParam> accuracy_params() {
         n.causal = false;
         n.sinks = true;
         n.window = 16;
-        for (const UnifiedCase &u : {a, m, n}) out.push_back({u, LB_BOUNDED});
+        UnifiedCase f{"fp16_mla_576_512_causal_window", 294, false, 16, 1, 576, 512, {40, 9}, {25, 60}};
+        f.window = 24;
+        UnifiedCase b8{"fp8_bf16_mla_576_512_scales", 295, true, 8, 1, 576, 512, {33, 5}, {12, 40}};
+        b8.fp8_cache = true;
+        b8.k_scale = 0.5f;
+        b8.v_scale = 1.7f;
+        UnifiedCase f8{"fp8_fp16_mla_576_512_mask_sinks", 296, false, 8, 1, 576, 512, {17, 30}, {0, 21}};
+        f8.fp8_cache = true;
+        f8.custom_mask = true;
+        f8.sinks = true;
+        f8.index64 = false;
+        for (const UnifiedCase &u : {a, m, n, f, b8, f8}) out.push_back({u, LB_BOUNDED});
     }
     // int32 and int64 index tensors on the same variants (each argument on its own).
     {
@@ -289,6 +303,8 @@ bool unified_tensor_core_built(const UnifiedCase &c, lb_variant variant) {
         {LB_BOUNDED, false, 128, 128, false, false}, {LB_FULL_WIDTH, true, 128, 128, false, false},
         {LB_BOUNDED, true, 128, 128, false, true},   {LB_FULL_WIDTH, true, 128, 128, false, true},
         {LB_BOUNDED, true, 192, 128, false, false},  {LB_BOUNDED, true, 576, 512, false, false},
+        {LB_BOUNDED, false, 576, 512, false, false}, {LB_BOUNDED, true, 576, 512, false, true},
+        {LB_BOUNDED, false, 576, 512, false, true},
     };
     for (const Built &b : built) {
         const bool serves = b.padded ? c.Lq == c.Lv && c.Lq <= b.dqk && c.Lq % 8 == 0 : c.Lq == b.dqk && c.Lv == b.dv;
@@ -402,6 +418,114 @@ TEST_F(CudaUnifiedUnsupported, NotBuiltFormsAreRefusedByName) {
         size_t touched = 0;
         for (uint16_t x : o) touched += x != kPoison16;
         EXPECT_EQ(touched, 0u) << touched << " o elements written by a refused call: " << describe(f.c, f.variant);
+    }
+}
+
+// ---- (c') argument errors only CUDA calls reach ----
+
+using CudaUnifiedErrors = CudaUnifiedBase;
+
+// o still poisoned on the host and, downloaded, on the device.
+void expect_o_untouched(UnifiedBuffers &buf, const DeviceArgs &dev, const std::string &what) {
+    size_t touched = 0;
+    for (uint16_t x : buf.o) touched += x != kPoison16;
+    EXPECT_EQ(touched, 0u) << touched << " host o elements written: " << what;
+    ASSERT_EQ(dev.download_o(), "") << what;  // into buf.o
+    touched = 0;
+    for (uint16_t x : buf.o) touched += x != kPoison16;
+    EXPECT_EQ(touched, 0u) << touched << " device o elements written: " << what;
+}
+
+UnifiedCase unified_error_case() {
+    UnifiedCase c{"errors", 4343, true, 8, 2, 64, 64, {40, 3, 17}, {20, 0, 9}};
+    c.window = 10;
+    c.sinks = true;
+    c.custom_mask = true;
+    return c;
+}
+
+// Each tensor the call uses, in turn, in host memory (the others on device 0): refused
+// naming it, nothing written.
+TEST_F(CudaUnifiedErrors, HostPointersAreRejectedByName) {
+    const UnifiedCase c = unified_error_case();
+    const UnifiedProblem p = make_unified_problem(c);
+    for (const NamedMember &t : kTensors) {
+        const std::string name = t.name;
+        UnifiedBuffers buf;
+        make_unified_args(p, c, LB_BOUNDED, &buf);
+        ASSERT_NE((buf.args.*t.member).data, nullptr) << name << " is absent in this case";
+        DeviceArgs dev;
+        ASSERT_EQ(dev.mirror(buf.args), "");
+        lb_extend_attention_unified_args args = dev.args;
+        (args.*t.member).data = (buf.args.*t.member).data;  // host memory
+        const lb_status status = lb_extend_attention_fwd_unified(&args, livebound::cuda_device(0, stream_));
+        const std::string message = lb_last_error();
+        EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE)
+            << name << " in host memory: status " << status << ": " << message;
+        EXPECT_NE(message.find("'" + name + "'"), std::string::npos) << name << " in host memory: " << message;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        expect_o_untouched(buf, dev, name + " in host memory");
+    }
+}
+
+// Every tensor on device 0, the call on device 1: the first tensor checked for residency,
+// q, is refused by name, nothing written. Needs two devices.
+TEST_F(CudaUnifiedErrors, TensorsOnAnotherDeviceAreRejectedByName) {
+    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    const UnifiedCase c = unified_error_case();
+    const UnifiedProblem p = make_unified_problem(c);
+    UnifiedBuffers buf;
+    make_unified_args(p, c, LB_BOUNDED, &buf);
+    DeviceArgs dev;
+    ASSERT_EQ(dev.mirror(buf.args), "");
+    const lb_status status = lb_extend_attention_fwd_unified(&dev.args, livebound::cuda_device(1, nullptr));
+    const std::string message = lb_last_error();
+    EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
+    EXPECT_NE(message.find("argument 'q'"), std::string::npos) << message;
+    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+    ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
+    expect_o_untouched(buf, dev, "tensors on device 0, call on device 1");
+}
+
+// MLA's 576/512 runs only on tensor cores (no SIMT variant serves it on CUDA): q, k_buffer
+// or v_buffer with a layout they cannot read (rows 4 elements past a multiple of 8) is
+// refused naming that tensor (LB_ERROR_UNSUPPORTED), writing nothing. As K7's
+// CudaExtendErrors.MlaLayoutsTensorCoresCannotReadAreRefusedByName.
+TEST_F(CudaUnifiedErrors, MlaLayoutsTensorCoresCannotReadAreRefusedByName) {
+    const UnifiedCase c{"mla_layout", 10, true, 8, 1, 576, 512, {20, 7}, {10, 0}};
+    const UnifiedProblem p = make_unified_problem(c);
+    ASSERT_FALSE(p.fp8_cache);
+    // A copy of [rows, heads, dim] `src` whose rows are `pad` elements longer.
+    auto padded = [](const std::vector<uint16_t> &src, int64_t rows, int64_t row, int64_t pad) {
+        std::vector<uint16_t> out(size_t(rows * (row + pad)), 0);
+        for (int64_t r = 0; r < rows; r++) std::copy_n(src.begin() + long(r * row), row, out.begin() + long(r * (row + pad)));
+        return out;
+    };
+    struct Broken {
+        const char *name;
+        Member member;
+        const std::vector<uint16_t> *src;
+        int64_t rows, heads, dim;
+    };
+    const Broken broken[] = {{"q", &lb_extend_attention_unified_args::q, &p.q, p.T, p.Hq, p.Lq},
+                             {"k_buffer", &lb_extend_attention_unified_args::k_buffer, &p.k_buf, p.num_slots, p.Hkv, p.Lq},
+                             {"v_buffer", &lb_extend_attention_unified_args::v_buffer, &p.v_buf, p.num_slots, p.Hkv, p.Lv}};
+    for (const Broken &b : broken) {
+        const int64_t row = b.heads * b.dim;
+        std::vector<uint16_t> storage = padded(*b.src, b.rows, row, 4);
+        UnifiedBuffers buf;
+        make_unified_args(p, c, LB_BOUNDED, &buf);
+        buf.args.*b.member = lb_tensor{storage.data(), LB_BFLOAT16, 3, {b.rows, b.heads, b.dim}, {row + 4, b.dim, 1}};
+        DeviceArgs dev;
+        ASSERT_EQ(dev.mirror(buf.args), "");
+        const std::string what = std::string(b.name) + " row stride 4 past a multiple of 8 at 576/512";
+        EXPECT_EQ(lb_extend_attention_fwd_unified(&dev.args, livebound::cuda_device(0, stream_)), LB_ERROR_UNSUPPORTED)
+            << what << ": " << lb_last_error();
+        const std::string message = lb_last_error();
+        EXPECT_NE(message.find("argument '" + std::string(b.name) + "'"), std::string::npos) << what << ": " << message;
+        EXPECT_NE(message.find("runs only on the tensor-core kernel"), std::string::npos) << what << ": " << message;
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        expect_o_untouched(buf, dev, what);
     }
 }
 

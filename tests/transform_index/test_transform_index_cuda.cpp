@@ -248,5 +248,86 @@ TEST_F(CudaTransformIndexWrongMemory, HostResultIsRejectedByName) {
     EXPECT_TRUE(result_untouched(problem, context + " (device result)"));
 }
 
+// ---- memory of another CUDA device ----
+// Every table lives on device 0; the call runs on device 1. The first tensor checked for
+// residency, page_table, is refused by name, and nothing is written. Needs two devices.
+TEST_F(CudaTransformIndexWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
+    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    TransformIndexProblem problem = make_problem(transform_index_cases_named({"tile_edges"}).at(0));
+    const std::string context = problem.describe(LB_BOUNDED, "cuda:1") + " every table on device 0";
+    DeviceProblem mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    const lb_transform_index_args args = problem.args(LB_BOUNDED, [&](HostTable &t) { return mirror.pointer(t); });
+    const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(1, nullptr));
+    const std::string message = lb_last_error();
+    EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
+    EXPECT_NE(message.find("argument 'page_table'"), std::string::npos) << message;
+    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+    ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
+    ASSERT_EQ(mirror.download(problem.result), "");
+    EXPECT_TRUE(result_untouched(problem, context + " (device result)"));
+}
+
+// ---- the CUDA grid's limits (65535 blocks in y and z) ----
+// bs > 65535 requests, or topk wider than 65535 chunks of 256, are refused on CUDA naming
+// cu_seqlens_q / topk_indices. Only the shapes say so: the descriptors keep pointing at
+// the baseline's (smaller) device copies, which are never read, since the check comes
+// right after the tensor's own checks, before residency and before any value is used.
+// One below each limit passes this check and is refused by a later one (naming another
+// argument), which shows where the limit lies.
+using CudaTransformIndexGridLimits = CudaTestBase;
+
+TEST_F(CudaTransformIndexGridLimits, MoreThan65535RequestsAreRejected) {
+    TransformIndexProblem problem = make_problem(transform_index_cases_named({"tile_edges"}).at(0));
+    DeviceProblem mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    for (const int64_t bs : {int64_t{65536}, int64_t{65535}}) {
+        const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " cu_seqlens_q of bs + 1 = " +
+                                    std::to_string(bs + 1) + " entries";
+        lb_transform_index_args args = problem.args(LB_BOUNDED, [&](HostTable &t) { return mirror.pointer(t); });
+        args.cu_seqlens_q.shape[0] = bs + 1;
+        args.page_table_is_expanded = 0;  // page_table must then have bs rows: it has fewer
+        const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(0, stream_));
+        const std::string message = lb_last_error();
+        EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << context << ": " << message;
+        if (bs > 65535) {
+            EXPECT_NE(message.find("argument 'cu_seqlens_q'"), std::string::npos) << context << ": " << message;
+            EXPECT_NE(message.find("at most 65535 on CUDA"), std::string::npos) << context << ": " << message;
+        } else {
+            EXPECT_EQ(message.find("argument 'cu_seqlens_q'"), std::string::npos)
+                << context << ": bs = 65535 is within the grid: " << message;
+        }
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        ASSERT_EQ(mirror.download(problem.result), "");
+        EXPECT_TRUE(result_untouched(problem, context));
+    }
+}
+
+TEST_F(CudaTransformIndexGridLimits, TopkWiderThan65535ChunksIsRejected) {
+    TransformIndexProblem problem = make_problem(transform_index_cases_named({"tile_edges"}).at(0));
+    DeviceProblem mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    const int64_t limit = int64_t{256} * 65535;  // the widest topk: 65535 chunks of 256
+    for (const int64_t topk : {limit + 1, limit}) {
+        const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " topk_indices " +
+                                    std::to_string(topk) + " columns wide";
+        lb_transform_index_args args = problem.args(LB_BOUNDED, [&](HostTable &t) { return mirror.pointer(t); });
+        args.topk_indices.shape[1] = topk;  // result is narrower: refused (naming result) at the limit
+        const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(0, stream_));
+        const std::string message = lb_last_error();
+        EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << context << ": " << message;
+        if (topk > limit) {
+            EXPECT_NE(message.find("argument 'topk_indices'"), std::string::npos) << context << ": " << message;
+            EXPECT_NE(message.find("too wide for the CUDA grid"), std::string::npos) << context << ": " << message;
+        } else {
+            EXPECT_EQ(message.find("too wide for the CUDA grid"), std::string::npos)
+                << context << ": 65535 chunks fit the grid: " << message;
+        }
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        ASSERT_EQ(mirror.download(problem.result), "");
+        EXPECT_TRUE(result_untouched(problem, context));
+    }
+}
+
 }  // namespace
 }  // namespace livebound::testing::k6

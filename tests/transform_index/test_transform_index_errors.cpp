@@ -130,6 +130,14 @@ std::vector<BadArgument> bad_arguments() {
         {"result_fewer_columns_than_topk", "result", [](A &a, P &) { a.result.shape[1] = 15; }},
         {"result_column_stride_2", "result", [](A &a, P &) { a.result.strides[1] = 2; }},
         {"result_null_data", "result", [](A &a, P &) { a.result.data = nullptr; }},
+        // extents outside [0, 2^31) (refused before anything is read)
+        {"cu_seqlens_q_negative_extent", "cu_seqlens_q", [](A &a, P &) { a.cu_seqlens_q.shape[0] = -1; }},
+        {"topk_indices_negative_extent", "topk_indices", [](A &a, P &) { a.topk_indices.shape[1] = -1; }},
+        {"page_table_negative_extent", "page_table", [](A &a, P &) { a.page_table.shape[0] = -1; }},
+        {"result_negative_extent", "result", [](A &a, P &) { a.result.shape[1] = -1; }},
+        // (result's rows need only be at least output_num_tokens: only the range check
+        // refuses 2^31.)
+        {"result_extent_2pow31", "result", [](A &a, P &) { a.result.shape[0] = int64_t{1} << 31; }},
     };
     return list;
 }

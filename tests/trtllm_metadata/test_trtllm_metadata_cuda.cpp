@@ -318,5 +318,28 @@ TEST_F(CudaTrtllmMetadataWrongMemory, HostPageTableIsRejectedByName) {
     EXPECT_TRUE(outputs_untouched(problem, context + " (device outputs)"));
 }
 
+// ---- memory of another CUDA device ----
+// Every tensor lives on device 0; the call runs on device 1. The first tensor checked for
+// residency, seq_lens, is refused by name, and nothing is written. Needs two devices.
+TEST_F(CudaTrtllmMetadataWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
+    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    const std::vector<TrtllmCase> picked = cases_named({"bs8_off1_q1_swa_static"});
+    ASSERT_EQ(picked.size(), 1u);
+    TrtllmProblem problem = make_problem(picked[0]);
+    const std::string context = problem.describe(LB_BOUNDED, "cuda:1") + " every tensor on device 0";
+    Mirror mirror;
+    ASSERT_EQ(mirror.mirror(problem), "");
+    const lb_trtllm_mha_graph_metadata_args args =
+        problem.args(LB_BOUNDED, [&](HostTensor &t) { return mirror.device_pointer(t); });
+    const lb_status status = lb_update_trtllm_mha_graph_metadata(&args, livebound::cuda_device(1, nullptr));
+    const std::string message = lb_last_error();
+    EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
+    EXPECT_TRUE(names_argument(message, "seq_lens")) << message;
+    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+    ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
+    ASSERT_EQ(mirror.download_outputs(problem), "");
+    EXPECT_TRUE(outputs_untouched(problem, context + " (device outputs)"));
+}
+
 }  // namespace
 }  // namespace livebound::testing::k4

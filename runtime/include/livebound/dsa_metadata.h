@@ -93,7 +93,7 @@ typedef struct lb_dsa_target_verify_metadata_args {
     lb_tensor real_page_table;        /* out, required when real_page_size > 1:
                                          [>= E, >= cdiv(max_seqlen_k, real_page_size)] int32;
                                          real_page_size == 1: absent or identical to page_table_1 */
-    lb_tensor paged_mqa_ctx_lens_2d;  /* out, optional: [>= bs, >= next_n] int32, any row stride */
+    lb_tensor paged_mqa_ctx_lens_2d;  /* out, optional: [>= bs, >= next_n] int32, any strides (a transposed view too) */
     int64_t max_seqlen_k;             /* width of page_table_1 (the graph's max_seqlen_k), in [1, 2^30] */
     int32_t dsa_index_topk;           /* indexer top-k, >= 0 */
     int32_t real_page_size;           /* a power of two in [1, 2^20] */

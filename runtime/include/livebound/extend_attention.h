@@ -81,7 +81,8 @@ LB_API lb_status lb_extend_attention_fwd(const lb_extend_attention_args *args, l
  *   else causal: n <= P + m;  and W > 0: (P + m) - n <= W, non-causal also n - (P + m) <= W.
  *   s = capped(q . k * (sm_scale * k_scale)) [* xai], xai = L / (P + m + 1) when P + m >= L
  *   o = (sum e^(s-M) v / (sum e^(s-M) + [sinks] e^(sink[h]-M))) * v_scale
- * No LSE; a row that sees nothing and has no sink gets 0/0 = NaN (as SGLang). The dead-tile
+ * No LSE; a row that sees nothing and has no sink gets 0 (as K7; SGLang divides 0 by 0 there and
+ * returns NaN: a deliberate difference, docs/extend_attention.md). The dead-tile
  * exit and the window/causal chunk bounds are derived by Halide as in K7. */
 typedef struct lb_extend_attention_unified_args {
     lb_tensor q;               /* [T, Hq, Lq] float16 | bfloat16 */
