@@ -1,5 +1,5 @@
-// Pools and tables past 2^31 elements (issue 11), for every kernel that reads one: K1, K2
-// and K4 (req_to_token), K6 (the page table), K7 and K8 (k_buffer and v_buffer). K5's
+// Pools and tables past 2^31 elements (issue 11), for every kernel that reads one: K1, K2,
+// K3 and K4 (req_to_token), K6 (the page table), K7 and K8 (k_buffer and v_buffer). K5's
 // pages past 2^31 bytes have their own tests (tests/dsa_kv_gather, *LargeOffsets).
 //
 // One source, two executables: test_huge_pools_cpu (host memory) and test_huge_pools_cuda
@@ -190,7 +190,7 @@ protected:
     }
 };
 
-// ---- K1, K2, K4: req_to_token [24 pool rows, 256 positions] int32, the live requests in
+// ---- K1-K4: req_to_token [24 pool rows, 256 positions] int32, the live requests in
 // rows 18-23 (past 2^31 elements once spread: row stride 119,304,704, span 11.4 GB) ----
 
 constexpr int64_t kPoolRows = 24, kContext = 256, kFarRow = 18;
@@ -273,6 +273,48 @@ TEST_F(HugePools, K2ReqToTokenPast2To31) {
             for (const Placed *out : {&cache, &cu, &dsa_cache, &dsa_cu, &table1, &real}) results.push_back(fetch(*out));
         }
         for (size_t i = 0; i < 6; i++) EXPECT_EQ(results[i], results[i + 6]) << "output " << i;
+    }
+}
+
+TEST_F(HugePools, K3ReqToTokenPast2To31) {
+    PoolCall pool(13);
+    const std::vector<int64_t> seq_lens = {250, 64, 100};  // + next_n 2: 252, 66, 102 live tokens
+    const Placed lens = place(seq_lens, LB_INT64, {3}), rows = place(kLiveRows, LB_INT64, {3});
+    constexpr int32_t kNextN = 2, kRealPage = 64;
+    constexpr int64_t kExpanded = 3 * kNextN;
+    for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        SCOPED_TRACE(variant == LB_BOUNDED ? "bounded" : "full width");
+        std::vector<std::vector<uint8_t>> results;
+        for (const Placed *pool_tensor : {&pool.compact, &pool.spread}) {
+            const std::vector<int32_t> poison(kExpanded * kContext + 8, -7);
+            Placed cache = place(poison, LB_INT32, {3}), cu = place(poison, LB_INT32, {4}),
+                   expanded = place(poison, LB_INT32, {kExpanded}), dsa_cache = place(poison, LB_INT32, {kExpanded}),
+                   dsa_cu = place(poison, LB_INT32, {kExpanded + 1}), ctx = place(poison, LB_INT32, {3, kNextN}),
+                   table1 = place(poison, LB_INT32, {kExpanded, kContext}),
+                   real = place(poison, LB_INT32, {kExpanded, kContext / kRealPage});
+            lb_dsa_target_verify_metadata_args a{};
+            a.seq_lens = lens.tensor;
+            a.req_pool_indices = rows.tensor;
+            a.req_to_token = pool_tensor->tensor;
+            a.cache_seqlens = cache.tensor;
+            a.cu_seqlens_k = cu.tensor;
+            a.page_table_1 = table1.tensor;
+            a.seqlens_expanded = expanded.tensor;
+            a.dsa_cache_seqlens = dsa_cache.tensor;
+            a.dsa_cu_seqlens_k = dsa_cu.tensor;
+            a.real_page_table = real.tensor;
+            a.paged_mqa_ctx_lens_2d = ctx.tensor;
+            a.max_seqlen_k = kContext;
+            a.dsa_index_topk = 64;
+            a.real_page_size = kRealPage;
+            a.next_n = kNextN;
+            a.variant = variant;
+            finish(lb_fused_dsa_target_verify_metadata(&a, device()));
+            for (const Placed *out : {&cache, &cu, &expanded, &dsa_cache, &dsa_cu, &ctx, &table1, &real}) {
+                results.push_back(fetch(*out));
+            }
+        }
+        for (size_t i = 0; i < 8; i++) EXPECT_EQ(results[i], results[i + 8]) << "output " << i;
     }
 }
 
