@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Host time of one eager Python call (issue 12): livebound's compiled binding
+(livebound.ffi, Apache TVM FFI) next to its ctypes layer (livebound.kernels), on torch CUDA
+tensors, for K1 at table E's shapes and K7 on tensor cores. Each call is timed alone
+(time.perf_counter_ns around the call, the kernel launched asynchronously, the stream
+synchronised every 100 calls so the launch queue never fills); median and 10th/90th
+percentiles of 2000 calls after 50 warm-up calls. Both paths' outputs are compared first.
+SGLang's wrappers' host times are in ../shared/spec/targets.md, table E (23-60 µs).
+
+    PYTHONPATH=python LIVEBOUND_LIB=.../liblivebound.so LIVEBOUND_FFI_LIB=.../liblivebound_ffi.so \\
+        python3 bench/host_overhead.py [--json OUT]
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+import livebound
+import livebound.ffi as ffi
+
+CALLS, WARMUP = 2000, 50
+
+
+def timed(fn):
+    for _ in range(WARMUP):
+        fn()
+    torch.cuda.synchronize()
+    ns = []
+    for i in range(CALLS):
+        t0 = time.perf_counter_ns()
+        fn()
+        ns.append(time.perf_counter_ns() - t0)
+        if i % 100 == 99:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    us = sorted(x / 1000.0 for x in ns)
+    return {"median_us": statistics.median(us), "p10_us": us[len(us) // 10], "p90_us": us[9 * len(us) // 10]}
+
+
+def k1_case(bs, ps, max_pages, seed):
+    g = torch.Generator().manual_seed(seed)
+    dev = "cuda"
+    ctx = max_pages * ps
+    t = {
+        "seq_lens": torch.randint(1, ctx, (bs,), generator=g, dtype=torch.int64).to(dev),
+        "rpi": torch.randperm(bs + 3, generator=g)[:bs].to(dev),
+        "r2t": torch.randint(0, 1 << 20, (bs + 3, ctx), generator=g, dtype=torch.int32).to(dev),
+    }
+    outs = [[torch.full((bs,), -1, dtype=torch.int32, device=dev), torch.full((bs + 1,), -1, dtype=torch.int32, device=dev),
+             torch.full((bs, max_pages), -1, dtype=torch.int32, device=dev)] for _ in range(2)]
+
+    def call(mod, out):
+        return lambda: mod.normal_decode_set_metadata(out[0], out[1], out[2], t["r2t"], t["rpi"], max_pages,
+                                                      t["seq_lens"], 0, ps)
+
+    return call(ffi, outs[0]), call(livebound, outs[1]), outs
+
+
+def k7_case(seed):
+    g = torch.Generator().manual_seed(seed)
+    dev, dt = "cuda", torch.bfloat16
+    E, P, hq, hkv, d = [64, 32, 128, 16], [512, 0, 256, 1024], 32, 8, 128
+    T, slots = sum(E), sum(P) + 64
+    q = torch.randn((T, hq, d), generator=g).to(dev, dt)
+    ke, ve = (torch.randn((T, hkv, d), generator=g).to(dev, dt) for _ in range(2))
+    kb, vb = (torch.randn((slots, hkv, d), generator=g).to(dev, dt) for _ in range(2))
+    qo = torch.tensor([0] + list(torch.tensor(E).cumsum(0)), dtype=torch.int32, device=dev)
+    kvp = torch.tensor([0] + list(torch.tensor(P).cumsum(0)), dtype=torch.int32, device=dev)
+    kvi = torch.randperm(slots, generator=g)[: sum(P)].to(dev)
+    outs = [[torch.zeros((T, hq, d), dtype=dt, device=dev), torch.zeros((T, hq), dtype=torch.float32, device=dev)]
+            for _ in range(2)]
+
+    def call(mod, out):
+        return lambda: mod.extend_attention_fwd(q, ke, ve, out[0], kb, vb, qo, kvp, kvi, None, True, None, max(E),
+                                                lse_extend=out[1])
+
+    return call(ffi, outs[0]), call(livebound, outs[1]), outs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    cases = {
+        "K1/ps:1/bs:64": k1_case(64, 1, 8192, 1),
+        "K1/ps:64/bs:64": k1_case(64, 64, 128, 2),
+        "K1/ps:1/bs:1": k1_case(1, 1, 8192, 3),
+        "K7/tc/bf16/d128/bs:4": k7_case(4),
+    }
+    results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "livebound": livebound.version(),
+               "calls": CALLS, "cases": {}}
+    for name, (via_ffi, via_ctypes, outs) in cases.items():
+        via_ffi()
+        via_ctypes()
+        torch.cuda.synchronize()
+        for a, b in zip(outs[0], outs[1]):
+            assert torch.equal(a, b), "%s: livebound.ffi and livebound.kernels differ" % name
+        row = {"ffi": timed(via_ffi), "ctypes": timed(via_ctypes)}
+        results["cases"][name] = row
+        print("%-22s ffi %6.2f us (p10 %5.2f, p90 %5.2f)   ctypes %6.2f us (p10 %5.2f, p90 %5.2f)" % (
+            name, row["ffi"]["median_us"], row["ffi"]["p10_us"], row["ffi"]["p90_us"], row["ctypes"]["median_us"],
+            row["ctypes"]["p10_us"], row["ctypes"]["p90_us"]), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""The compiled binding (livebound.ffi) on torch CUDA tensors, for the GPU machine: the K1 and
+K7 tests of test_torch_cuda.py run again with livebound's K1 and K7 replaced by
+livebound.ffi's (eager on torch's current stream and on a side stream, the full-width twin,
+CUDA-graph capture and replay, fp64/torch references). livebound.ffi has no `stream`
+argument (torch's current stream is the call's) and raises ValueError: those two tests are
+restated here. Needs tvm_ffi and LIVEBOUND_FFI_LIB; skips like test_torch_cuda otherwise."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import test_torch_cuda as base  # noqa: E402
+from test_torch_cuda import torch  # noqa: E402
+
+try:
+    import livebound.ffi as ffi
+except ImportError as e:  # no apache-tvm-ffi in this Python
+    ffi = None
+    _WHY = str(e)
+else:
+    _WHY = None if os.path.exists(ffi.library_path()) else "no " + ffi.library_path()
+if _WHY is not None and base.REQUIRE:
+    raise RuntimeError("livebound.ffi unavailable: " + _WHY)
+needs_ffi = unittest.skipIf(_WHY is not None, "livebound.ffi unavailable: %s" % _WHY)
+
+
+class _ThroughFfi:
+    def __init__(self, real):
+        self._real = real
+        self.normal_decode_set_metadata = ffi.normal_decode_set_metadata
+        self.extend_attention_fwd = ffi.extend_attention_fwd
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+class _Swap:
+    def setUp(self):
+        super().setUp()
+        self._saved = base.livebound
+        base.livebound = _ThroughFfi(self._saved)
+
+    def tearDown(self):
+        base.livebound = self._saved
+        super().tearDown()
+
+
+@needs_ffi
+class FfiK1TorchCuda(_Swap, base.K1TorchCuda):
+    def test_eager_side_stream(self):
+        p = self.make(seed=3)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):  # the binding runs on torch's current stream = s
+            self.call(p)
+        s.synchronize()
+        self.check(p)
+
+    def test_bad_argument_raises(self):
+        p = self.make(seed=5)
+        with self.assertRaisesRegex(ValueError, "page_size"):
+            ffi.normal_decode_set_metadata(p.cache, p.cu, p.pt, p.r2t, p.rpi, p.max_pages, p.seq_lens, 0, 3)
+
+
+@needs_ffi
+class FfiAttentionTorchCuda(_Swap, base.AttentionTorchCuda):
+    test_k8_eager = None  # (K8 is not in the binding yet)
+
+    def test_bad_argument_raises(self):
+        t = self.tensors(seed=60, unified=False)
+        with self.assertRaisesRegex(ValueError, "sm_scale"):
+            self.k7(t, True, -1, None, None, sm_scale=-1.0)
+        torch.cuda.synchronize()
+        self.assertTrue(bool((t.o == base.O_POISON).all()))
+
+
+if __name__ == "__main__":
+    unittest.main()
