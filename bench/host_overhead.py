@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Host time of one eager Python call (issue 12): livebound's compiled binding
 (livebound.ffi, Apache TVM FFI) next to its ctypes layer (livebound.kernels), on torch CUDA
-tensors, for K1 at table E's shapes and K7 on tensor cores. Each call is timed alone
+tensors, for K1 at table E's shapes and K7 on tensor cores (and the binding's module
+function called directly, to show what the Python wrapper adds). Each call is timed alone
 (time.perf_counter_ns around the call, the kernel launched asynchronously, the stream
 synchronised every 100 calls so the launch queue never fills); median and 10th/90th
-percentiles of 2000 calls after 50 warm-up calls. Both paths' outputs are compared first.
+percentiles of 2000 calls after 50 warm-up calls, in 5 rounds with the paths interleaved. Both paths' outputs are compared first.
 SGLang's wrappers' host times are in ../shared/spec/targets.md, table E (23-60 µs).
 
     PYTHONPATH=python LIVEBOUND_LIB=.../liblivebound.so LIVEBOUND_FFI_LIB=.../liblivebound_ffi.so \\
@@ -21,7 +22,7 @@ import torch
 import livebound
 import livebound.ffi as ffi
 
-CALLS, WARMUP = 2000, 50
+CALLS, WARMUP, ROUNDS = 2000, 50, 5
 
 
 def timed(fn):
@@ -56,7 +57,10 @@ def k1_case(bs, ps, max_pages, seed):
         return lambda: mod.normal_decode_set_metadata(out[0], out[1], out[2], t["r2t"], t["rpi"], max_pages,
                                                       t["seq_lens"], 0, ps)
 
-    return call(ffi, outs[0]), call(livebound, outs[1]), outs
+    raw = ffi.module().normal_decode_set_metadata
+    o = outs[0]
+    direct = lambda: raw(t["seq_lens"], t["rpi"], t["r2t"], None, o[0], o[1], o[2], None, max_pages, 0, ps, False, 0)
+    return call(ffi, outs[0]), call(livebound, outs[1]), outs, direct
 
 
 def k7_case(seed):
@@ -77,7 +81,11 @@ def k7_case(seed):
         return lambda: mod.extend_attention_fwd(q, ke, ve, out[0], kb, vb, qo, kvp, kvi, None, True, None, max(E),
                                                 lse_extend=out[1])
 
-    return call(ffi, outs[0]), call(livebound, outs[1]), outs
+    raw = ffi.module().extend_attention_fwd
+    o = outs[0]
+    direct = lambda: raw(q, ke, ve, o[0], kb, vb, qo, kvp, kvi, None, o[1], None, None, None, max(E), True, -1, 0.0,
+                         0.0, 1.0, 1.0, True, -1, False, False, 0)
+    return call(ffi, outs[0]), call(livebound, outs[1]), outs, direct
 
 
 def main():
@@ -92,17 +100,25 @@ def main():
     }
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "livebound": livebound.version(),
                "calls": CALLS, "cases": {}}
-    for name, (via_ffi, via_ctypes, outs) in cases.items():
+    for name, (via_ffi, via_ctypes, outs, direct) in cases.items():
         via_ffi()
         via_ctypes()
         torch.cuda.synchronize()
         for a, b in zip(outs[0], outs[1]):
             assert torch.equal(a, b), "%s: livebound.ffi and livebound.kernels differ" % name
-        row = {"ffi": timed(via_ffi), "ctypes": timed(via_ctypes)}
+        # ffi: livebound.ffi's SGLang-named function; ffi_module: the loaded module's function
+        # called directly (positional, no Python wrapper); ctypes: livebound.kernels.
+        # ROUNDS rounds, the three paths interleaved in each; the row keeps every round and the
+        # median of the round medians (the machine's host timing drifts between runs).
+        rounds = {"ffi": [], "ffi_module": [], "ctypes": []}
+        for _ in range(ROUNDS):
+            for key, fn in (("ffi", via_ffi), ("ffi_module", direct), ("ctypes", via_ctypes)):
+                rounds[key].append(timed(fn))
+        row = {k: {"median_us": statistics.median(r["median_us"] for r in v), "rounds": v} for k, v in rounds.items()}
         results["cases"][name] = row
-        print("%-22s ffi %6.2f us (p10 %5.2f, p90 %5.2f)   ctypes %6.2f us (p10 %5.2f, p90 %5.2f)" % (
-            name, row["ffi"]["median_us"], row["ffi"]["p10_us"], row["ffi"]["p90_us"], row["ctypes"]["median_us"],
-            row["ctypes"]["p10_us"], row["ctypes"]["p90_us"]), flush=True)
+        print("%-22s " % name + "   ".join("%s %6.2f us (rounds %s)" % (
+            k, v["median_us"], " ".join("%.2f" % r["median_us"] for r in v["rounds"])) for k, v in row.items()),
+            flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
