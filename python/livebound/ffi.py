@@ -13,15 +13,16 @@ it finds liblivebound.so next to itself or where it was built. A refused call ra
 ValueError (a bad argument, named) or RuntimeError (device, unsupported form, kernel).
 Needs the ``apache-tvm-ffi`` wheel (requirements.txt); torch is never imported here.
 
-Differences from livebound.kernels' signatures: none for the arguments kept;
-``token_to_kv_pool`` (K1) and the ignored SGLang extras of K7 (page_size, score_mod,
-aux_tensors, extend_seq_lens_cpu, identity_kv_indices) are accepted as there, ``stream`` is
-not an argument (torch's current stream is used).
+Every kernel K1-K8, with livebound.kernels' signatures (SGLang's names and keywords, the
+same differences from SGLang), except that ``stream`` is not an argument (torch's current
+stream is used).
 """
 
 import os
 
 import tvm_ffi
+
+from .kernels import Q_MODE_NONE, _build_cu_seqlens_q
 
 _BOUNDED, _FULL_WIDTH = 0, 1
 _module = None
@@ -92,6 +93,140 @@ def normal_decode_set_metadata(
     )
 
 
+def _first(t, bs):
+    """The first ``bs`` entries (SGLang's separate bs argument; None: all)."""
+    return t if bs is None or bs == t.shape[0] else t[:bs]
+
+
+def fused_dsa_decode_metadata(
+    seq_lens,
+    req_pool_indices,
+    req_to_token,
+    cache_seqlens,
+    cu_seqlens_k,
+    page_table_1,
+    dsa_cache_seqlens,
+    dsa_cu_seqlens_k,
+    real_page_table,
+    bs,
+    max_len,
+    dsa_index_topk,
+    real_page_size,
+    index_kpool=1,
+    *,
+    variant="bounded",
+):
+    """K2 (spec §3.2), as livebound.kernels.fused_dsa_decode_metadata."""
+    (_module or module()).fused_dsa_decode_metadata(
+        _first(seq_lens, bs), _first(req_pool_indices, bs), req_to_token, cache_seqlens, cu_seqlens_k, page_table_1,
+        dsa_cache_seqlens, dsa_cu_seqlens_k, real_page_table, max_len, dsa_index_topk, real_page_size, index_kpool,
+        _BOUNDED if variant == "bounded" else _variant(variant))
+
+
+def fused_dsa_target_verify_metadata(
+    seq_lens,
+    req_pool_indices,
+    req_to_token,
+    cache_seqlens,
+    cu_seqlens_k,
+    page_table_1,
+    seqlens_expanded,
+    dsa_cache_seqlens,
+    dsa_cu_seqlens_k,
+    real_page_table,
+    bs,
+    max_seqlen_k,
+    dsa_index_topk,
+    real_page_size,
+    next_n,
+    paged_mqa_ctx_lens_2d=None,
+    index_kpool=1,
+    *,
+    variant="bounded",
+):
+    """K3 (spec §3.3), as livebound.kernels.fused_dsa_target_verify_metadata."""
+    (_module or module()).fused_dsa_target_verify_metadata(
+        _first(seq_lens, bs), _first(req_pool_indices, bs), req_to_token, cache_seqlens, cu_seqlens_k, page_table_1,
+        seqlens_expanded, dsa_cache_seqlens, dsa_cu_seqlens_k, real_page_table, paged_mqa_ctx_lens_2d, max_seqlen_k,
+        dsa_index_topk, real_page_size, next_n, index_kpool, _BOUNDED if variant == "bounded" else _variant(variant))
+
+
+def update_trtllm_mha_graph_metadata(
+    *,
+    req_pool_indices,
+    seq_lens,
+    req_to_token,
+    cache_seqlens,
+    cu_seqlens_k,
+    page_table,
+    bs,
+    seqlen_offset,
+    max_seq_pages,
+    page_size,
+    swa_mapping=None,
+    swa_page_table=None,
+    out_cache_loc=None,
+    swa_out_cache_loc=None,
+    cu_seqlens_q=None,
+    qlens=None,
+    q_stride=0,
+    q_mode=Q_MODE_NONE,
+    skip_page_table=False,
+    variant="bounded",
+):
+    """K4 (spec §3.4), keyword-only as livebound.kernels.update_trtllm_mha_graph_metadata."""
+    (_module or module()).update_trtllm_mha_graph_metadata(
+        req_pool_indices, seq_lens, req_to_token, swa_mapping, out_cache_loc, qlens, cache_seqlens, cu_seqlens_k,
+        cu_seqlens_q, page_table, swa_page_table, swa_out_cache_loc, bs, max_seq_pages, seqlen_offset, page_size,
+        q_stride, q_mode, bool(skip_page_table), _BOUNDED if variant == "bounded" else _variant(variant))
+
+
+def get_k_and_s(buf, page_indices, seq_lens, seq_len_sum, max_seq_len, page_size, index_head_dim, *, k_out, s_out,
+                variant="bounded"):
+    """K5 (spec §3.5), as livebound.kernels.get_k_and_s; returns (k_out, s_out)."""
+    (_module or module()).get_k_and_s(buf, page_indices, seq_lens, k_out, s_out, seq_len_sum, max_seq_len, page_size,
+                                      index_head_dim, _BOUNDED if variant == "bounded" else _variant(variant))
+    return k_out, s_out
+
+
+def transform_index_page_table_prefill(
+    page_table,
+    topk_indices,
+    extend_lens_cpu=None,
+    page_size=1,
+    output_num_tokens=None,
+    page_table_is_expanded=False,
+    cu_seqlens_q=None,
+    *,
+    result,
+    num_tokens=None,
+    max_extend_len=None,
+    variant="bounded",
+):
+    """K6 (spec §3.6), as livebound.kernels.transform_index_page_table_prefill; returns
+    ``result``. Pass cu_seqlens_q, num_tokens and max_extend_len for no host work (building
+    cu_seqlens_q from extend_lens_cpu allocates)."""
+    if extend_lens_cpu is not None:
+        lens = [int(n) for n in extend_lens_cpu]
+        if num_tokens is None:
+            num_tokens = sum(lens)
+        if max_extend_len is None:
+            max_extend_len = max(lens, default=0)
+        if cu_seqlens_q is None:
+            cu_seqlens_q = _build_cu_seqlens_q(page_table, lens)
+    if num_tokens is None or max_extend_len is None or cu_seqlens_q is None:
+        raise TypeError(
+            "livebound.ffi.transform_index_page_table_prefill: argument 'extend_lens_cpu': required unless "
+            "cu_seqlens_q=, num_tokens= and max_extend_len= are given"
+        )
+    if output_num_tokens is None:
+        output_num_tokens = topk_indices.shape[0]
+    (_module or module()).transform_index_page_table_prefill(
+        page_table, topk_indices, cu_seqlens_q, result, num_tokens, max_extend_len, output_num_tokens, page_size,
+        bool(page_table_is_expanded), _BOUNDED if variant == "bounded" else _variant(variant))
+    return result
+
+
 def extend_attention_fwd(
     q_extend,
     k_extend,
@@ -148,7 +283,7 @@ def extend_attention_fwd(
         window_kv_offsets,
         max_len_extend,
         bool(is_causal),
-        sliding_window_size,
+        -1 if sliding_window_size is None else sliding_window_size,
         0.0 if sm_scale is None else sm_scale,
         logit_cap,
         1.0 if k_scale is None else k_scale,
@@ -159,3 +294,43 @@ def extend_attention_fwd(
         bool(skip_extend),
         _BOUNDED if variant == "bounded" else _variant(variant),
     )
+
+
+def extend_attention_fwd_unified(
+    q,
+    o,
+    k_buffer,
+    v_buffer,
+    k_scale,
+    v_scale,
+    qo_indptr,
+    kv_indptr,
+    kv_indices,
+    prefix_lens,
+    max_len_extend,
+    custom_mask=None,
+    mask_indptr=None,
+    sm_scale=None,
+    logit_cap=0.0,
+    is_causal=True,
+    sliding_window_size=-1,
+    sinks=None,
+    window_start_pos=None,
+    xai_temperature_len=-1,
+    page_size=1,
+    score_mod=None,
+    aux_tensors=None,
+    *,
+    variant="bounded",
+):
+    """K8 (spec §3.8), as livebound.kernels.extend_attention_fwd_unified."""
+    if score_mod is not None or aux_tensors is not None:
+        raise NotImplementedError("livebound.ffi.extend_attention_fwd_unified: score_mod / aux_tensors must be None")
+    if custom_mask is None:
+        mask_indptr = None
+    (_module or module()).extend_attention_fwd_unified(
+        q, o, k_buffer, v_buffer, qo_indptr, kv_indptr, kv_indices, prefix_lens, sinks, custom_mask, mask_indptr,
+        max_len_extend, bool(is_causal), -1 if sliding_window_size is None else sliding_window_size,
+        0.0 if sm_scale is None else sm_scale, logit_cap, 1.0 if k_scale is None else k_scale,
+        1.0 if v_scale is None else v_scale, xai_temperature_len,
+        _BOUNDED if variant == "bounded" else _variant(variant))

@@ -1,9 +1,9 @@
 """The compiled binding (livebound.ffi, liblivebound_ffi.so on Apache TVM FFI) through the
-same K1 and K7 tests as the ctypes layer: test_k1's K1Reference and test_attention's
-K7ExtendAttention run again with livebound.normal_decode_set_metadata and
-livebound.extend_attention_fwd replaced by livebound.ffi's. numpy arrays travel by DLPack,
-which has no bfloat16 for numpy: the K7 cases here are the fp16 ones (bf16 runs with torch
-on the GPU, python/tests/test_torch_cuda.py). Skipped without tvm_ffi or the built library."""
+same tests as the ctypes layer: test_k1's K1Reference, test_kernels' K2-K6 classes and
+test_attention's K7 and K8 classes run again with livebound's functions replaced by
+livebound.ffi's. numpy arrays travel by DLPack, which has no bfloat16 for numpy: the K7/K8
+cases here are the fp16 ones (bf16 runs with torch on the GPU,
+python/tests/test_ffi_torch_cuda.py). Skipped without tvm_ffi or the built library."""
 
 import os
 import unittest
@@ -19,16 +19,22 @@ except ImportError as e:  # no apache-tvm-ffi in this Python
 
 import test_attention  # noqa: E402
 import test_k1  # noqa: E402
+import test_kernels  # noqa: E402
 
 needs_ffi = unittest.skipIf(_FFI_ERROR is not None, "livebound.ffi unavailable: %s" % _FFI_ERROR)
 
 
+_KERNELS = ("normal_decode_set_metadata", "fused_dsa_decode_metadata", "fused_dsa_target_verify_metadata",
+            "update_trtllm_mha_graph_metadata", "get_k_and_s", "transform_index_page_table_prefill",
+            "extend_attention_fwd", "extend_attention_fwd_unified")
+
+
 class _ThroughFfi:
-    """livebound with K1 and K7 taken from livebound.ffi (everything else unchanged)."""
+    """livebound with the kernels K1-K8 taken from livebound.ffi (everything else unchanged)."""
 
     def __init__(self):
-        self.normal_decode_set_metadata = ffi.normal_decode_set_metadata
-        self.extend_attention_fwd = ffi.extend_attention_fwd
+        for name in _KERNELS:
+            setattr(self, name, getattr(ffi, name))
 
     def __getattr__(self, name):
         return getattr(livebound, name)
@@ -58,6 +64,34 @@ class FfiK1Reference(_FfiMixin, test_k1.K1Reference):
 class FfiK7ExtendAttention(_FfiMixin, test_attention.K7ExtendAttention):
     modules = (test_attention,)
     CASES = [c for c in test_attention.K7ExtendAttention.CASES if c[1] is test_attention.FP16]
+
+
+@needs_numpy
+@needs_ffi
+class FfiK8ExtendAttentionUnified(_FfiMixin, test_attention.K8ExtendAttentionUnified):
+    modules = (test_attention,)
+    CASES = [c for c in test_attention.K8ExtendAttentionUnified.CASES if c[1] is test_attention.FP16]
+
+    def test_custom_mask(self):  # (the ctypes test's is bf16)
+        rng = np.random.default_rng(90)
+        u = test_attention.UnifiedProblem(test_attention.FP16, seed=91)
+        mask, mask_indptr = test_attention.causal_mask(u.P, u.E, rng)
+        want = test_attention.reference_k8(u, True, -1, None, 0.0, 1.0, 1.0, None, -1, mask, mask_indptr)
+        o = self.run_case(u, "bounded", True, -1, None, None, 0.0, 1.0, 1.0, -1, mask.astype(bool), mask_indptr)
+        self.check(u, o, want)
+
+
+def _kernel_classes():
+    """test_kernels' K2-K6 test classes, each run again through the binding."""
+    out = {}
+    for name in dir(test_kernels):
+        cls = getattr(test_kernels, name)
+        if isinstance(cls, type) and issubclass(cls, unittest.TestCase) and name[:2] in ("K2", "K3", "K4", "K5", "K6"):
+            out["Ffi" + name] = needs_numpy(needs_ffi(type("Ffi" + name, (_FfiMixin, cls), {"modules": (test_kernels,)})))
+    return out
+
+
+globals().update(_kernel_classes())
 
 
 @needs_numpy

@@ -1,5 +1,5 @@
-"""The compiled binding (livebound.ffi) on torch CUDA tensors, for the GPU machine: the K1 and
-K7 tests of test_torch_cuda.py run again with livebound's K1 and K7 replaced by
+"""The compiled binding (livebound.ffi) on torch CUDA tensors, for the GPU machine: the K1, K7
+and K8 tests of test_torch_cuda.py run again with livebound's kernels replaced by
 livebound.ffi's (eager on torch's current stream and on a side stream, the full-width twin,
 CUDA-graph capture and replay, fp64/torch references). livebound.ffi has no `stream`
 argument (torch's current stream is the call's) and raises ValueError: those two tests are
@@ -29,8 +29,8 @@ needs_ffi = unittest.skipIf(_WHY is not None, "livebound.ffi unavailable: %s" % 
 class _ThroughFfi:
     def __init__(self, real):
         self._real = real
-        self.normal_decode_set_metadata = ffi.normal_decode_set_metadata
-        self.extend_attention_fwd = ffi.extend_attention_fwd
+        for name in ("normal_decode_set_metadata", "extend_attention_fwd", "extend_attention_fwd_unified"):
+            setattr(self, name, getattr(ffi, name))
 
     def __getattr__(self, name):
         return getattr(self._real, name)
@@ -66,14 +66,15 @@ class FfiK1TorchCuda(_Swap, base.K1TorchCuda):
 
 @needs_ffi
 class FfiAttentionTorchCuda(_Swap, base.AttentionTorchCuda):
-    test_k8_eager = None  # (K8 is not in the binding yet)
-
     def test_bad_argument_raises(self):
         t = self.tensors(seed=60, unified=False)
         with self.assertRaisesRegex(ValueError, "sm_scale"):
             self.k7(t, True, -1, None, None, sm_scale=-1.0)
+        u = self.tensors(seed=61, unified=True)
+        with self.assertRaisesRegex(ValueError, "sm_scale"):
+            self.k8(u, True, -1, None, sm_scale=-1.0)
         torch.cuda.synchronize()
-        self.assertTrue(bool((t.o == base.O_POISON).all()))
+        self.assertTrue(bool((t.o == base.O_POISON).all()) and bool((u.o == base.O_POISON).all()))
 
 
 if __name__ == "__main__":
