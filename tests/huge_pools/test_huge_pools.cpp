@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -414,7 +415,7 @@ void PrintTo(const CacheCase &c, std::ostream *os) { *os << "far_row " << c.far_
 
 class HugeCaches : public HugePools, public ::testing::WithParamInterface<CacheCase> {
 protected:
-    static constexpr int64_t kSlots = 64, kHq = 4, kHkv = 2, kDim = 128;
+    static constexpr int64_t kSlots = 64, kHq = 4, kHkv = 2, kDim = 128, kT = 8;  // kT: query tokens
     std::mt19937 rng{17};
     std::vector<uint16_t> k_cache = random_bf16(kSlots * kHkv * kDim, rng), v_cache = random_bf16(kSlots * kHkv * kDim, rng);
 
@@ -431,6 +432,29 @@ protected:
         std::vector<int32_t> v(n);
         for (auto &x : v) x = u(rng);
         return v;
+    }
+    // Runs `call(k_buffer, v_buffer, o, variant)` (a K7 or K8 call over kT tokens writing o)
+    // with the compact and the spread caches, bounded and full width, and compares the outputs.
+    using CacheCall = std::function<lb_status(const lb_tensor &, const lb_tensor &, const lb_tensor &, lb_variant)>;
+    void run_on_both_spans(const CacheCall &call) {
+        const std::vector<Placed> kb = caches(k_cache), vb = caches(v_cache);
+        SKIP_UNLESS_PLACED(kb[1]);
+        SKIP_UNLESS_PLACED(vb[1]);
+        for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
+            SCOPED_TRACE(variant == LB_BOUNDED ? "bounded" : "full width");
+            std::vector<std::vector<uint8_t>> results;
+            for (int which : {0, 1}) {
+                const std::vector<uint16_t> poison(kT * kHq * kDim, 0x7e5a);
+                Placed o = place(poison, LB_BFLOAT16, {kT, kHq, kDim});
+                const lb_status status = call(kb[which].tensor, vb[which].tensor, o.tensor, variant);
+                if (status == LB_ERROR_UNSUPPORTED && variant == LB_FULL_WIDTH && kOnCuda) {
+                    GTEST_SKIP() << "no CUDA full-width variant for this shape: " << lb_last_error();
+                }
+                finish(status);
+                results.push_back(fetch(o));
+            }
+            expect_same(results[0], results[1]);
+        }
     }
     void expect_same(const std::vector<uint8_t> &compact, const std::vector<uint8_t> &spread) {
         if (!kOnCuda || GetParam().same_kernel_on_cuda) {
@@ -451,86 +475,54 @@ protected:
 
 // Two requests: prefix 20 and 13 cache keys, extends of 5 and 3 tokens, causal.
 TEST_P(HugeCaches, K7KvCachePast2To31) {
-    const std::vector<Placed> kb = caches(k_cache), vb = caches(v_cache);
-    SKIP_UNLESS_PLACED(kb[1]);
-    SKIP_UNLESS_PLACED(vb[1]);
-    constexpr int64_t kT = 8;
     const std::vector<uint16_t> q = random_bf16(kT * kHq * kDim, rng), k = random_bf16(kT * kHkv * kDim, rng),
                                 v = random_bf16(kT * kHkv * kDim, rng);
     const Placed qt = place(q, LB_BFLOAT16, {kT, kHq, kDim}), kt = place(k, LB_BFLOAT16, {kT, kHkv, kDim}),
                  vt = place(v, LB_BFLOAT16, {kT, kHkv, kDim});
     const std::vector<int32_t> qo = {0, 5, 8}, kv = {0, 20, 33}, slots = far_slots(33);
     const Placed qo_t = place(qo, LB_INT32, {3}), kv_t = place(kv, LB_INT32, {3}), slots_t = place(slots, LB_INT32, {33});
-    for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
-        SCOPED_TRACE(variant == LB_BOUNDED ? "bounded" : "full width");
-        std::vector<std::vector<uint8_t>> results;
-        for (int which : {0, 1}) {
-            const std::vector<uint16_t> poison(kT * kHq * kDim, 0x7e5a);
-            Placed o = place(poison, LB_BFLOAT16, {kT, kHq, kDim});
-            lb_extend_attention_args a{};
-            a.q_extend = qt.tensor;
-            a.k_extend = kt.tensor;
-            a.v_extend = vt.tensor;
-            a.o_extend = o.tensor;
-            a.k_buffer = kb[which].tensor;
-            a.v_buffer = vb[which].tensor;
-            a.qo_indptr = qo_t.tensor;
-            a.kv_indptr = kv_t.tensor;
-            a.kv_indices = slots_t.tensor;
-            a.max_len_extend = 5;
-            a.is_causal = 1;
-            a.k_scale = a.v_scale = 1.0f;
-            a.variant = variant;
-            const lb_status status = lb_extend_attention_fwd(&a, device());
-            if (status == LB_ERROR_UNSUPPORTED && variant == LB_FULL_WIDTH && kOnCuda) {
-                GTEST_SKIP() << "no CUDA full-width variant for this shape: " << lb_last_error();
-            }
-            finish(status);
-            results.push_back(fetch(o));
-        }
-        expect_same(results[0], results[1]);
-    }
+    run_on_both_spans([&](const lb_tensor &k_buffer, const lb_tensor &v_buffer, const lb_tensor &o, lb_variant variant) {
+        lb_extend_attention_args a{};
+        a.q_extend = qt.tensor;
+        a.k_extend = kt.tensor;
+        a.v_extend = vt.tensor;
+        a.o_extend = o;
+        a.k_buffer = k_buffer;
+        a.v_buffer = v_buffer;
+        a.qo_indptr = qo_t.tensor;
+        a.kv_indptr = kv_t.tensor;
+        a.kv_indices = slots_t.tensor;
+        a.max_len_extend = 5;
+        a.is_causal = 1;
+        a.k_scale = a.v_scale = 1.0f;
+        a.variant = variant;
+        return lb_extend_attention_fwd(&a, device());
+    });
 }
 
 // Two requests: unified lists of 20 + 5 and 13 + 3 cache slots, causal.
 TEST_P(HugeCaches, K8KvCachePast2To31) {
-    const std::vector<Placed> kb = caches(k_cache), vb = caches(v_cache);
-    SKIP_UNLESS_PLACED(kb[1]);
-    SKIP_UNLESS_PLACED(vb[1]);
-    constexpr int64_t kT = 8;
     const std::vector<uint16_t> q = random_bf16(kT * kHq * kDim, rng);
     const Placed qt = place(q, LB_BFLOAT16, {kT, kHq, kDim});
     const std::vector<int32_t> qo = {0, 5, 8}, kv = {0, 25, 41}, prefix = {20, 13}, slots = far_slots(41);
     const Placed qo_t = place(qo, LB_INT32, {3}), kv_t = place(kv, LB_INT32, {3}), prefix_t = place(prefix, LB_INT32, {2}),
                  slots_t = place(slots, LB_INT32, {41});
-    for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
-        SCOPED_TRACE(variant == LB_BOUNDED ? "bounded" : "full width");
-        std::vector<std::vector<uint8_t>> results;
-        for (int which : {0, 1}) {
-            const std::vector<uint16_t> poison(kT * kHq * kDim, 0x7e5a);
-            Placed o = place(poison, LB_BFLOAT16, {kT, kHq, kDim});
-            lb_extend_attention_unified_args a{};
-            a.q = qt.tensor;
-            a.o = o.tensor;
-            a.k_buffer = kb[which].tensor;
-            a.v_buffer = vb[which].tensor;
-            a.qo_indptr = qo_t.tensor;
-            a.kv_indptr = kv_t.tensor;
-            a.kv_indices = slots_t.tensor;
-            a.prefix_lens = prefix_t.tensor;
-            a.max_len_extend = 5;
-            a.is_causal = 1;
-            a.k_scale = a.v_scale = 1.0f;
-            a.variant = variant;
-            const lb_status status = lb_extend_attention_fwd_unified(&a, device());
-            if (status == LB_ERROR_UNSUPPORTED && variant == LB_FULL_WIDTH && kOnCuda) {
-                GTEST_SKIP() << "no CUDA full-width variant for this shape: " << lb_last_error();
-            }
-            finish(status);
-            results.push_back(fetch(o));
-        }
-        expect_same(results[0], results[1]);
-    }
+    run_on_both_spans([&](const lb_tensor &k_buffer, const lb_tensor &v_buffer, const lb_tensor &o, lb_variant variant) {
+        lb_extend_attention_unified_args a{};
+        a.q = qt.tensor;
+        a.o = o;
+        a.k_buffer = k_buffer;
+        a.v_buffer = v_buffer;
+        a.qo_indptr = qo_t.tensor;
+        a.kv_indptr = kv_t.tensor;
+        a.kv_indices = slots_t.tensor;
+        a.prefix_lens = prefix_t.tensor;
+        a.max_len_extend = 5;
+        a.is_causal = 1;
+        a.k_scale = a.v_scale = 1.0f;
+        a.variant = variant;
+        return lb_extend_attention_fwd_unified(&a, device());
+    });
 }
 
 // far_row 40: a span of 3.4G elements (6.9 GB per cache), 1.7G pairs: tensor cores on CUDA.
