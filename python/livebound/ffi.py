@@ -22,9 +22,10 @@ import os
 
 import tvm_ffi
 
-from .kernels import Q_MODE_NONE, _build_cu_seqlens_q
+from ._abi import LB_BOUNDED as _BOUNDED
+from ._tensor import VARIANTS
+from .kernels import Q_MODE_NONE, _swa_mapping, _transform_index_host_args
 
-_BOUNDED, _FULL_WIDTH = 0, 1
 _module = None
 
 
@@ -47,10 +48,8 @@ def module():
 
 def _variant(variant):
     """'bounded' / 'full_width' (or LB_BOUNDED / LB_FULL_WIDTH) as the C ABI's lb_variant."""
-    if variant == "bounded":
-        return _BOUNDED
-    if variant == "full_width":
-        return _FULL_WIDTH
+    if isinstance(variant, str) and variant in VARIANTS:
+        return VARIANTS[variant]
     if isinstance(variant, int) and not isinstance(variant, bool):
         return variant  # (the C ABI refuses any other value by name)
     raise ValueError("argument 'variant': must be 'bounded' or 'full_width', got %r" % (variant,))
@@ -74,13 +73,11 @@ def normal_decode_set_metadata(
     variant="bounded",
 ):
     """K1 (spec §3.1), as livebound.kernels.normal_decode_set_metadata."""
-    if swa_page_table is not None and full_to_swa is None and token_to_kv_pool is not None:
-        full_to_swa = token_to_kv_pool.full_to_swa_index_mapping
     (_module or module()).normal_decode_set_metadata(
         seq_lens,
         req_pool_indices,
         req_to_token,
-        full_to_swa if swa_page_table is not None else None,
+        _swa_mapping("ffi.normal_decode_set_metadata", swa_page_table, full_to_swa, token_to_kv_pool),
         cache_seqlens_int32,
         cu_seqlens_k,
         page_table,
@@ -206,19 +203,8 @@ def transform_index_page_table_prefill(
     """K6 (spec §3.6), as livebound.kernels.transform_index_page_table_prefill; returns
     ``result``. Pass cu_seqlens_q, num_tokens and max_extend_len for no host work (building
     cu_seqlens_q from extend_lens_cpu allocates)."""
-    if extend_lens_cpu is not None:
-        lens = [int(n) for n in extend_lens_cpu]
-        if num_tokens is None:
-            num_tokens = sum(lens)
-        if max_extend_len is None:
-            max_extend_len = max(lens, default=0)
-        if cu_seqlens_q is None:
-            cu_seqlens_q = _build_cu_seqlens_q(page_table, lens)
-    if num_tokens is None or max_extend_len is None or cu_seqlens_q is None:
-        raise TypeError(
-            "livebound.ffi.transform_index_page_table_prefill: argument 'extend_lens_cpu': required unless "
-            "cu_seqlens_q=, num_tokens= and max_extend_len= are given"
-        )
+    num_tokens, max_extend_len, cu_seqlens_q = _transform_index_host_args(
+        "ffi.transform_index_page_table_prefill", page_table, extend_lens_cpu, num_tokens, max_extend_len, cu_seqlens_q)
     if output_num_tokens is None:
         output_num_tokens = topk_indices.shape[0]
     (_module or module()).transform_index_page_table_prefill(

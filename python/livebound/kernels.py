@@ -40,6 +40,21 @@ def _first_rows(c, name, t, bs):
         t.shape[0] = bs
 
 
+def _swa_mapping(function, swa_page_table, full_to_swa, token_to_kv_pool):
+    """K1's full_to_swa as a call passes it: None without swa_page_table; else full_to_swa=,
+    or SGLang's token_to_kv_pool.full_to_swa_index_mapping (shared by livebound.ffi)."""
+    if swa_page_table is None:
+        return None
+    if full_to_swa is None and token_to_kv_pool is not None:
+        try:
+            full_to_swa = token_to_kv_pool.full_to_swa_index_mapping
+        except AttributeError:
+            raise TypeError(
+                "livebound.%s: argument 'token_to_kv_pool': has no attribute 'full_to_swa_index_mapping'" % function
+            ) from None
+    return full_to_swa
+
+
 def normal_decode_set_metadata(
     cache_seqlens_int32,
     cu_seqlens_k,
@@ -68,18 +83,11 @@ def normal_decode_set_metadata(
     directly (int64 [full_slots]); the mapping is used when ``swa_page_table`` is given."""
     c = Call("normal_decode_set_metadata")
     a = _abi.lb_decode_metadata_args()
-    if swa_page_table is not None and full_to_swa is None and token_to_kv_pool is not None:
-        try:
-            full_to_swa = token_to_kv_pool.full_to_swa_index_mapping
-        except AttributeError:
-            raise TypeError(
-                "livebound.normal_decode_set_metadata: argument 'token_to_kv_pool': has no "
-                "attribute 'full_to_swa_index_mapping'"
-            ) from None
+    full_to_swa = _swa_mapping("normal_decode_set_metadata", swa_page_table, full_to_swa, token_to_kv_pool)
     a.seq_lens = c.tensor("seq_lens", seq_lens)
     a.req_pool_indices = c.tensor("req_pool_indices", req_pool_indices)
     a.req_to_token = c.tensor("req_to_token", req_to_token)
-    a.full_to_swa = c.tensor("full_to_swa", full_to_swa if swa_page_table is not None else None, optional=True)
+    a.full_to_swa = c.tensor("full_to_swa", full_to_swa, optional=True)
     a.cache_seqlens = c.tensor("cache_seqlens_int32", cache_seqlens_int32)
     a.cu_seqlens_k = c.tensor("cu_seqlens_k", cu_seqlens_k)
     a.page_table = c.tensor("page_table", page_table, optional=True)
@@ -287,6 +295,27 @@ def _build_cu_seqlens_q(page_table, extend_lens):
     return numpy.asarray(cu, dtype=numpy.int32)
 
 
+def _transform_index_host_args(function, page_table, extend_lens_cpu, num_tokens, max_extend_len, cu_seqlens_q):
+    """K6's (num_tokens, max_extend_len, cu_seqlens_q): each given, or made from the host list
+    extend_lens_cpu (sum, max, [0] + cumsum: the latter allocates). Shared by livebound.ffi."""
+    if extend_lens_cpu is not None:
+        lens = [int(n) for n in extend_lens_cpu]
+        if num_tokens is None:
+            num_tokens = sum(lens)
+        if max_extend_len is None:
+            max_extend_len = max(lens, default=0)
+    if num_tokens is None or max_extend_len is None:
+        raise TypeError(
+            "livebound.%s: argument 'extend_lens_cpu': required unless num_tokens= and max_extend_len= are given"
+            % function
+        )
+    if cu_seqlens_q is None:
+        if extend_lens_cpu is None:
+            raise TypeError("livebound.%s: argument 'cu_seqlens_q': required when extend_lens_cpu is not given" % function)
+        cu_seqlens_q = _build_cu_seqlens_q(page_table, lens)
+    return num_tokens, max_extend_len, cu_seqlens_q
+
+
 def transform_index_page_table_prefill(
     page_table,
     topk_indices,
@@ -313,24 +342,8 @@ def transform_index_page_table_prefill(
     is built from extend_lens_cpu when None -- an allocation (and a host-to-device copy on
     CUDA), so pass it explicitly inside CUDA-graph capture."""
     c = Call("transform_index_page_table_prefill")
-    if extend_lens_cpu is not None:
-        lens = [int(n) for n in extend_lens_cpu]
-        if num_tokens is None:
-            num_tokens = sum(lens)
-        if max_extend_len is None:
-            max_extend_len = max(lens, default=0)
-    if num_tokens is None or max_extend_len is None:
-        raise TypeError(
-            "livebound.transform_index_page_table_prefill: argument 'extend_lens_cpu': "
-            "required unless num_tokens= and max_extend_len= are given"
-        )
-    if cu_seqlens_q is None:
-        if extend_lens_cpu is None:
-            raise TypeError(
-                "livebound.transform_index_page_table_prefill: argument 'cu_seqlens_q': "
-                "required when extend_lens_cpu is not given"
-            )
-        cu_seqlens_q = _build_cu_seqlens_q(page_table, lens)
+    num_tokens, max_extend_len, cu_seqlens_q = _transform_index_host_args(
+        "transform_index_page_table_prefill", page_table, extend_lens_cpu, num_tokens, max_extend_len, cu_seqlens_q)
     a = _abi.lb_transform_index_args()
     a.page_table = c.tensor("page_table", page_table)
     a.topk_indices = c.tensor("topk_indices", topk_indices)
