@@ -23,12 +23,12 @@ struct GatherVariant {
     lb_variant form;
     bool swa;
     lb_dtype seq_lens_dtype, index_dtype;
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 struct ScanVariant {
     Target target;
     lb_dtype seq_lens_dtype;
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 
 constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
@@ -38,14 +38,14 @@ constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64;
 const GatherVariant kGatherVariants[] = {
 #define LB_K1_SCAN(target, seq, name)
 #define LB_K1_GATHER(target, form, swa, seq, idx, name) \
-    {Target::target, k_##form, k_##swa, k_##seq, k_##idx, name##_argv},
+    {Target::target, k_##form, k_##swa, k_##seq, k_##idx, LB_PIPELINE(name)},
 #include "livebound/k1_variants.inc"
 #undef LB_K1_GATHER
 #undef LB_K1_SCAN
 };
 const ScanVariant kScanVariants[] = {
 #define LB_K1_GATHER(target, form, swa, seq, idx, name)
-#define LB_K1_SCAN(target, seq, name) {Target::target, k_##seq, name##_argv},
+#define LB_K1_SCAN(target, seq, name) {Target::target, k_##seq, LB_PIPELINE(name)},
 #include "livebound/k1_variants.inc"
 #undef LB_K1_GATHER
 #undef LB_K1_SCAN
@@ -156,7 +156,8 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
             if (s.target == target && s.seq_lens_dtype == a.seq_lens.dtype) v = &s;
         }
         if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K1 scan variant for this target and seq_lens dtype");
-        call.run(v->run, {call.user_context(), seq_lens, &delta, cache_seqlens, cu_seqlens_k});
+        call.run(v->pipeline, {in("seq_lens", seq_lens), scalar("seq_len_delta", &delta),
+                               out("cache_seqlens", cache_seqlens), out("cu_seqlens_k", cu_seqlens_k)});
         return;
     }
     const GatherVariant *v = nullptr;
@@ -172,15 +173,19 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
         call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1]);
     halide_buffer_t *page_table = call.wrap_2d(a.page_table, "page_table", bs, a.max_seq_pages);
     int32_t max_seq_pages = static_cast<int32_t>(a.max_seq_pages);
+    std::vector<PipelineArg> args = {in("seq_lens", seq_lens),
+                                     scalar("seq_len_delta", &delta),
+                                     in("req_pool_indices", req_pool_indices),
+                                     in("req_to_token", req_to_token),
+                                     scalar("max_seq_pages", &max_seq_pages),
+                                     scalar("page_shift", &page_shift)};
+    if (swa) args.push_back(in("full_to_swa", call.wrap_1d(a.full_to_swa, "full_to_swa", a.full_to_swa.shape[0])));
+    args.insert(args.end(), {out("cache_seqlens", cache_seqlens), out("cu_seqlens_k", cu_seqlens_k),
+                             out("page_table", page_table)});
     if (swa) {
-        halide_buffer_t *full_to_swa = call.wrap_1d(a.full_to_swa, "full_to_swa", a.full_to_swa.shape[0]);
-        halide_buffer_t *swa_page_table = call.wrap_2d(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages);
-        call.run(v->run, {call.user_context(), seq_lens, &delta, req_pool_indices, req_to_token, &max_seq_pages,
-                          &page_shift, full_to_swa, cache_seqlens, cu_seqlens_k, page_table, swa_page_table});
-    } else {
-        call.run(v->run, {call.user_context(), seq_lens, &delta, req_pool_indices, req_to_token, &max_seq_pages,
-                          &page_shift, cache_seqlens, cu_seqlens_k, page_table});
+        args.push_back(out("swa_page_table", call.wrap_2d(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages)));
     }
+    call.run(v->pipeline, args);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ struct Variant {
     Grid grid;
     lb_dtype seq_lens_dtype, index_dtype;
     int32_t head_dim;  // index_head_dim (D), compile time
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 
 constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
@@ -44,7 +44,7 @@ constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64;
 
 const Variant kVariants[] = {
 #define LB_K5_GATHER(target, form, grid, seq, idx, head_dim, name) \
-    {Target::target, k_##form, Grid::grid, k_##seq, k_##idx, head_dim, name##_argv},
+    {Target::target, k_##form, Grid::grid, k_##seq, k_##idx, head_dim, LB_PIPELINE(name)},
 #include "livebound/k5_variants.inc"
 #undef LB_K5_GATHER
 };
@@ -217,10 +217,15 @@ void run_get_k_and_s(const lb_dsa_kv_gather_args &a, const lb_device &device) {
     if (v->grid == Grid::rows) {
         int32_t buf_row_stride_16b = static_cast<int32_t>(buf_stride / 4);
         int32_t k_out_row_stride_16b = static_cast<int32_t>(k_stride / 4);
-        call.run(v->run, {call.user_context(), buf, page_indices, seq_lens, &max_seq_len, &page_size,
-                          &buf_row_stride_16b, &k_out_row_stride_16b, k_out, s_out});
+        call.run(v->pipeline, {in("buf", buf), in("page_indices", page_indices), in("seq_lens", seq_lens),
+                               scalar("max_seq_len", &max_seq_len), scalar("page_size", &page_size),
+                               scalar("buf_row_stride_16b", &buf_row_stride_16b),
+                               scalar("k_out_row_stride_16b", &k_out_row_stride_16b), out("k_out", k_out),
+                               out("s_out", s_out)});
     } else {
-        call.run(v->run, {call.user_context(), buf, page_indices, seq_lens, &max_seq_len, &page_size, k_out, s_out});
+        call.run(v->pipeline, {in("buf", buf), in("page_indices", page_indices), in("seq_lens", seq_lens),
+                               scalar("max_seq_len", &max_seq_len), scalar("page_size", &page_size),
+                               out("k_out", k_out), out("s_out", s_out)});
     }
 }
 

@@ -29,7 +29,7 @@ struct K2Variant {
     lb_variant form;
     Tables tables;
     lb_dtype dtype;  // seq_lens and req_pool_indices
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 struct K3Variant {
     Target target;
@@ -37,7 +37,7 @@ struct K3Variant {
     Tables tables;
     bool ctx_lens;
     lb_dtype dtype;
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 
 constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
@@ -47,7 +47,7 @@ constexpr bool k_ctx = true, k_noctx = false;
 
 const K2Variant kK2Variants[] = {
 #define LB_K3(target, form, tables, ctx, dtype, name)
-#define LB_K2(target, form, tables, dtype, name) {Target::target, k_##form, k_##tables, k_##dtype, name##_argv},
+#define LB_K2(target, form, tables, dtype, name) {Target::target, k_##form, k_##tables, k_##dtype, LB_PIPELINE(name)},
 #include "livebound/dsa_metadata_variants.inc"
 #undef LB_K2
 #undef LB_K3
@@ -55,7 +55,7 @@ const K2Variant kK2Variants[] = {
 const K3Variant kK3Variants[] = {
 #define LB_K2(target, form, tables, dtype, name)
 #define LB_K3(target, form, tables, ctx, dtype, name) \
-    {Target::target, k_##form, k_##tables, k_##ctx, k_##dtype, name##_argv},
+    {Target::target, k_##form, k_##tables, k_##ctx, k_##dtype, LB_PIPELINE(name)},
 #include "livebound/dsa_metadata_variants.inc"
 #undef LB_K2
 #undef LB_K3
@@ -207,20 +207,27 @@ void run_k2(const lb_dsa_decode_metadata_args &a, const lb_device &device) {
     }
     if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K2 variant for this target, variant, tables and dtype");
     const int64_t real_cols = (a.max_len + (int64_t{1} << c.real_page_shift) - 1) >> c.real_page_shift;
-    std::vector<void *> argv = {call.user_context(),
-                                call.wrap_1d(c.view(a.seq_lens), "seq_lens", bs),
-                                call.wrap_1d(c.view(a.req_pool_indices), "req_pool_indices", bs),
-                                call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1])};
     int32_t max_len = static_cast<int32_t>(a.max_len), topk = a.dsa_index_topk, shift = c.real_page_shift,
             kpool = c.index_kpool;
-    argv.insert(argv.end(), {&max_len, &topk, &shift, &kpool});
-    argv.push_back(call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs));
-    argv.push_back(call.wrap_1d(a.cu_seqlens_k, "cu_seqlens_k", bs + 1));
-    argv.push_back(call.wrap_1d(a.dsa_cache_seqlens, "dsa_cache_seqlens", bs));
-    argv.push_back(call.wrap_1d(a.dsa_cu_seqlens_k, "dsa_cu_seqlens_k", bs + 1));
-    if (c.tables != Tables::real) argv.push_back(call.wrap_2d(a.page_table_1, "page_table_1", bs, a.max_len));
-    if (c.tables != Tables::pt1) argv.push_back(call.wrap_2d(a.real_page_table, "real_page_table", bs, real_cols));
-    call.run(v->run, argv);
+    std::vector<PipelineArg> args = {
+        in("seq_lens", call.wrap_1d(c.view(a.seq_lens), "seq_lens", bs)),
+        in("req_pool_indices", call.wrap_1d(c.view(a.req_pool_indices), "req_pool_indices", bs)),
+        in("req_to_token", call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1])),
+        scalar("max_len", &max_len),
+        scalar("dsa_index_topk", &topk),
+        scalar("real_page_shift", &shift),
+        scalar("index_kpool", &kpool),
+        out("cache_seqlens", call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs)),
+        out("cu_seqlens_k", call.wrap_1d(a.cu_seqlens_k, "cu_seqlens_k", bs + 1)),
+        out("dsa_cache_seqlens", call.wrap_1d(a.dsa_cache_seqlens, "dsa_cache_seqlens", bs)),
+        out("dsa_cu_seqlens_k", call.wrap_1d(a.dsa_cu_seqlens_k, "dsa_cu_seqlens_k", bs + 1))};
+    if (c.tables != Tables::real) {
+        args.push_back(out("page_table_1", call.wrap_2d(a.page_table_1, "page_table_1", bs, a.max_len)));
+    }
+    if (c.tables != Tables::pt1) {
+        args.push_back(out("real_page_table", call.wrap_2d(a.real_page_table, "real_page_table", bs, real_cols)));
+    }
+    call.run(v->pipeline, args);
 }
 
 void run_k3(const lb_dsa_target_verify_metadata_args &a, const lb_device &device) {
@@ -270,22 +277,33 @@ void run_k3(const lb_dsa_target_verify_metadata_args &a, const lb_device &device
     }
     if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K3 variant for this target, variant, tables, ctx lens and dtype");
     const int64_t real_cols = (a.max_seqlen_k + (int64_t{1} << c.real_page_shift) - 1) >> c.real_page_shift;
-    std::vector<void *> argv = {call.user_context(),
-                                call.wrap_1d(c.view(a.seq_lens), "seq_lens", bs),
-                                call.wrap_1d(c.view(a.req_pool_indices), "req_pool_indices", bs),
-                                call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1])};
     int32_t width = static_cast<int32_t>(a.max_seqlen_k), topk = a.dsa_index_topk, shift = c.real_page_shift,
             next_n = a.next_n, kpool = c.index_kpool;
-    argv.insert(argv.end(), {&width, &topk, &shift, &next_n, &kpool});
-    argv.push_back(call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs));
-    argv.push_back(call.wrap_1d(a.cu_seqlens_k, "cu_seqlens_k", bs + 1));
-    argv.push_back(call.wrap_1d(a.seqlens_expanded, "seqlens_expanded", e));
-    argv.push_back(call.wrap_1d(a.dsa_cache_seqlens, "dsa_cache_seqlens", e));
-    argv.push_back(call.wrap_1d(a.dsa_cu_seqlens_k, "dsa_cu_seqlens_k", e + 1));
-    if (ctx_lens) argv.push_back(call.wrap_2d(a.paged_mqa_ctx_lens_2d, "paged_mqa_ctx_lens_2d", bs, a.next_n));
-    if (c.tables != Tables::real) argv.push_back(call.wrap_2d(a.page_table_1, "page_table_1", e, a.max_seqlen_k));
-    if (c.tables != Tables::pt1) argv.push_back(call.wrap_2d(a.real_page_table, "real_page_table", e, real_cols));
-    call.run(v->run, argv);
+    std::vector<PipelineArg> args = {
+        in("seq_lens", call.wrap_1d(c.view(a.seq_lens), "seq_lens", bs)),
+        in("req_pool_indices", call.wrap_1d(c.view(a.req_pool_indices), "req_pool_indices", bs)),
+        in("req_to_token", call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1])),
+        scalar("max_seqlen_k", &width),
+        scalar("dsa_index_topk", &topk),
+        scalar("real_page_shift", &shift),
+        scalar("next_n", &next_n),
+        scalar("index_kpool", &kpool),
+        out("cache_seqlens", call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs)),
+        out("cu_seqlens_k", call.wrap_1d(a.cu_seqlens_k, "cu_seqlens_k", bs + 1)),
+        out("seqlens_expanded", call.wrap_1d(a.seqlens_expanded, "seqlens_expanded", e)),
+        out("dsa_cache_seqlens", call.wrap_1d(a.dsa_cache_seqlens, "dsa_cache_seqlens", e)),
+        out("dsa_cu_seqlens_k", call.wrap_1d(a.dsa_cu_seqlens_k, "dsa_cu_seqlens_k", e + 1))};
+    if (ctx_lens) {
+        args.push_back(out("paged_mqa_ctx_lens_2d",
+                           call.wrap_2d(a.paged_mqa_ctx_lens_2d, "paged_mqa_ctx_lens_2d", bs, a.next_n)));
+    }
+    if (c.tables != Tables::real) {
+        args.push_back(out("page_table_1", call.wrap_2d(a.page_table_1, "page_table_1", e, a.max_seqlen_k)));
+    }
+    if (c.tables != Tables::pt1) {
+        args.push_back(out("real_page_table", call.wrap_2d(a.real_page_table, "real_page_table", e, real_cols)));
+    }
+    call.run(v->pipeline, args);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ struct Variant {
     // multiples of `vector` (cmake/families/extend_attention.cmake, LIVEBOUND_K7_CPU_BUCKETS).
     int32_t head_dim_qk, head_dim_v, vector;
     bool with_lse;  // the variant has the lse output
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 
     bool serves(int64_t lq, int64_t lv) const {
         return lq >= 1 && lv >= 1 && lq <= head_dim_qk && lv <= head_dim_v && lq % vector == 0 && lv % vector == 0;
@@ -50,7 +50,7 @@ constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
 
 const Variant kVariants[] = {
 #define LB_K7_ATTN(target, form, dt, cache, dqk, dv, vec, lse, name) \
-    {Target::target, k_##form, Dt::dt, Cache::cache, dqk, dv, vec, lse, name##_argv},
+    {Target::target, k_##form, Dt::dt, Cache::cache, dqk, dv, vec, lse, LB_PIPELINE(name)},
 #include "livebound/k7_variants.inc"
 #undef LB_K7_ATTN
 };
@@ -66,7 +66,7 @@ struct TensorCoreVariant {
     int32_t head_dim_qk, head_dim_v;
     bool padded;
     bool with_lse;
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 
     bool serves(int64_t Lq, int64_t Lv) const {
         if (padded) return Lq == Lv && Lq >= 8 && Lq % 8 == 0 && Lq <= head_dim_qk;
@@ -75,17 +75,17 @@ struct TensorCoreVariant {
 };
 const TensorCoreVariant kTensorCoreVariants[] = {
 #define LB_K7_TC(form, dt, cache, dqk, dv, padded, lse, name) \
-    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, lse, name##_argv},
+    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, lse, LB_PIPELINE(name)},
 #include "livebound/k7_tc_variants.inc"
 #undef LB_K7_TC
-    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, nullptr},  // end (the list is empty without CUDA)
+    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, {nullptr, nullptr}},  // end (the list is empty without CUDA)
 };
 const TensorCoreVariant kUnifiedTensorCoreVariants[] = {
 #define LB_K8_TC(form, dt, cache, dqk, dv, padded, name) \
-    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, false, name##_argv},
+    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, false, LB_PIPELINE(name)},
 #include "livebound/k8_tc_variants.inc"
 #undef LB_K8_TC
-    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, nullptr},  // end
+    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, {nullptr, nullptr}},  // end
 };
 
 // The built tensor-core variant for these facts: the exact one, else the padded one with
@@ -97,7 +97,7 @@ const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], l
     const Cache cache = cache_of(cache_dt);
     const TensorCoreVariant *best = nullptr;
     for (const auto &c : table) {
-        if (!c.run || c.form != form || c.dtype != want || c.cache != cache || c.with_lse != lse || !c.serves(Lq, Lv)) {
+        if (!c.pipeline.argv || c.form != form || c.dtype != want || c.cache != cache || c.with_lse != lse || !c.serves(Lq, Lv)) {
             continue;
         }
         if (!best || (best->padded && !c.padded) || (best->padded == c.padded && c.head_dim_qk < best->head_dim_qk)) {
@@ -153,7 +153,7 @@ halide_buffer_t *wrap_pairs(PipelineCall &call, const PairView &v, const char *n
 
 // The arguments of a tensor-core call: the q/k/v tensors as flat pair views, and after the
 // SIMT arguments their row strides in 16-byte units, Hkv, the slot count and the
-// common-case flag. Holds the scalars the argv points to.
+// common-case flag. Holds the scalars the call's arguments point to.
 struct TensorCoreArgs {
     static constexpr int kMax = 5;
     PairView views[kMax];
@@ -180,18 +180,19 @@ struct TensorCoreArgs {
         return bad < 0;
     }
     halide_buffer_t *wrap(PipelineCall &call, int i, const char *name) const { return wrap_pairs(call, views[i], name); }
-    void append_scalars(std::vector<void *> *argv) {
-        for (int i = 0; i < n; i++) argv->push_back(&row_strides[i]);
-        argv->push_back(&kv_heads);
-        argv->push_back(&slots);
-        argv->push_back(&plain_logits);
+    // `stride_names`: the generator's names of the n row-stride parameters.
+    void append_scalars(std::vector<PipelineArg> *args, const char *const *stride_names) {
+        for (int i = 0; i < n; i++) args->push_back(scalar(stride_names[i], &row_strides[i]));
+        args->push_back(scalar("num_kv_heads", &kv_heads));
+        args->push_back(scalar("num_slots", &slots));
+        args->push_back(scalar("plain_logits", &plain_logits));
     }
 };
 
 // K8 variants (no LSE output).
 const Variant kUnifiedVariants[] = {
 #define LB_K8_ATTN(target, form, dt, cache, dqk, dv, vec, name) \
-    {Target::target, k_##form, Dt::dt, Cache::cache, dqk, dv, vec, false, name##_argv},
+    {Target::target, k_##form, Dt::dt, Cache::cache, dqk, dv, vec, false, LB_PIPELINE(name)},
 #include "livebound/k8_variants.inc"
 #undef LB_K8_ATTN
 };
@@ -534,19 +535,28 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     bool has_sinks_arg = has_sinks, causal = a.is_causal != 0;
     int32_t window = a.sliding_window_size, max_len = static_cast<int32_t>(a.max_len_extend);
     float sm_scale = a.sm_scale, logit_cap = a.logit_cap, k_scale = a.k_scale, v_scale = a.v_scale;
-    std::vector<void *> argv = {call.user_context(), q, k, vv, kb, vb, qo, kvp, kvi, sk, &has_sinks_arg, &causal, &window,
-                                &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, wk, &has_mask_arg,
-                                &skip_prefix_mask, &use_wko_arg, &xai_len, &skip_prefix, &skip_extend};
+    std::vector<PipelineArg> args = {
+        in("q_extend", q), in("k_extend", k), in("v_extend", vv), in("k_buffer", kb), in("v_buffer", vb),
+        in("qo_indptr", qo), in("kv_indptr", kvp), in("kv_indices", kvi), in("sinks", sk),
+        scalar("has_sinks", &has_sinks_arg), scalar("is_causal", &causal), scalar("sliding_window", &window),
+        scalar("max_len_extend", &max_len), scalar("sm_scale", &sm_scale), scalar("logit_cap", &logit_cap),
+        scalar("k_scale", &k_scale), scalar("v_scale", &v_scale),
+        in("custom_mask", cm), in("mask_indptr", mi), in("window_kv_offsets", wk), scalar("has_mask", &has_mask_arg),
+        scalar("skip_prefix_custom_mask", &skip_prefix_mask), scalar("use_wko", &use_wko_arg),
+        scalar("xai_temperature_len", &xai_len), scalar("skip_prefix", &skip_prefix), scalar("skip_extend", &skip_extend)};
     if (tcv) {
         tc.kv_heads = static_cast<int32_t>(Hkv);
         tc.slots = static_cast<int32_t>(k_buffer.shape[0]);
         // The common case the tensor-core kernels specialise: no custom mask, cap or xai.
         tc.plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);
-        tc.append_scalars(&argv);
+        static const char *const kStrideNames[5] = {"q_extend_row_stride_16b", "k_extend_row_stride_16b",
+                                                    "v_extend_row_stride_16b", "k_buffer_row_stride_16b",
+                                                    "v_buffer_row_stride_16b"};
+        tc.append_scalars(&args, kStrideNames);
     }
-    argv.push_back(o);
-    if (with_lse || !on_cuda) argv.push_back(call.wrap_nd(lse, "lse_extend"));
-    call.run(tcv ? tcv->run : v->run, argv);
+    args.push_back(out("o_extend", o));
+    if (with_lse || !on_cuda) args.push_back(out("lse", call.wrap_nd(lse, "lse_extend")));
+    call.run(tcv ? tcv->pipeline : v->pipeline, args);
 }
 
 // K8: validate, pick the variant, call (spec §3.8).
@@ -667,16 +677,24 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     int32_t window = a.sliding_window_size, max_len = static_cast<int32_t>(a.max_len_extend);
     int32_t xai_len = a.xai_temperature_len;
     float sm_scale = a.sm_scale, logit_cap = a.logit_cap, k_scale = a.k_scale, v_scale = a.v_scale;
-    std::vector<void *> argv = {call.user_context(), q, kb, vb, qo, kvp, kvi, pl, sk, &has_sinks_arg, &causal, &window,
-                                &max_len, &sm_scale, &logit_cap, &k_scale, &v_scale, cm, mi, &has_mask_arg, &xai_len};
+    std::vector<PipelineArg> args = {
+        in("q_extend", q), in("k_buffer", kb), in("v_buffer", vb),
+        in("qo_indptr", qo), in("kv_indptr", kvp), in("kv_indices", kvi), in("prefix_lens", pl), in("sinks", sk),
+        scalar("has_sinks", &has_sinks_arg), scalar("is_causal", &causal), scalar("sliding_window", &window),
+        scalar("max_len_extend", &max_len), scalar("sm_scale", &sm_scale), scalar("logit_cap", &logit_cap),
+        scalar("k_scale", &k_scale), scalar("v_scale", &v_scale),
+        in("custom_mask", cm), in("mask_indptr", mi), scalar("has_mask", &has_mask_arg),
+        scalar("xai_temperature_len", &xai_len)};
     if (tcv) {
         tc.kv_heads = static_cast<int32_t>(Hkv);
         tc.slots = static_cast<int32_t>(num_slots);
         tc.plain_logits = !has_mask && !(a.logit_cap > 0) && !(a.xai_temperature_len > 0);  // (as K7)
-        tc.append_scalars(&argv);
+        static const char *const kStrideNames[3] = {"q_extend_row_stride_16b", "k_buffer_row_stride_16b",
+                                                    "v_buffer_row_stride_16b"};
+        tc.append_scalars(&args, kStrideNames);
     }
-    argv.push_back(o);
-    call.run(tcv ? tcv->run : v->run, argv);
+    args.push_back(out("o_extend", o));
+    call.run(tcv ? tcv->pipeline : v->pipeline, args);
 }
 
 }  // namespace

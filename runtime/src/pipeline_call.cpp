@@ -1,5 +1,6 @@
 #include "pipeline_call.h"
 
+#include <cstring>
 #include <string>
 
 #include "cuda_driver.h"
@@ -41,8 +42,83 @@ halide_buffer_t *PipelineCall::wrap_nd(const lb_tensor &t, const char *name) {
     return wrap(t, name, validate::halide_type(t.dtype), t.ndim, dims);
 }
 
-void PipelineCall::run(int (*argv_entry)(void **), std::vector<void *> argv) {
-    int status = argv_entry(argv.data());
+namespace {
+
+const char *kind_name(int kind) {
+    switch (kind) {
+    case halide_argument_kind_input_scalar: return "scalar";
+    case halide_argument_kind_input_buffer: return "input buffer";
+    case halide_argument_kind_output_buffer: return "output buffer";
+    default: return "unknown kind";
+    }
+}
+
+std::string type_name(halide_type_t t) {
+    static const char *const codes[] = {"int", "uint", "float", "handle", "bfloat"};
+    std::string s = t.code < 5 ? codes[t.code] : "code" + std::to_string(t.code);
+    s += std::to_string(t.bits);
+    if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+    return s;
+}
+
+// "input buffer int32 2-D" / "scalar float32"
+std::string describe(int kind, halide_type_t type, int dimensions) {
+    std::string s = std::string(kind_name(kind)) + " " + type_name(type);
+    if (kind != halide_argument_kind_input_scalar) s += " " + std::to_string(dimensions) + "-D";
+    return s;
+}
+
+[[noreturn]] void binding_error(const halide_filter_metadata_t &md, const char *argument, const std::string &what) {
+    throw Failure(LB_ERROR_KERNEL, std::string("argument '") + argument + "': AOT pipeline " + md.name + " " + what +
+                                       " (the runtime and the generator disagree: rebuild, or fix the runtime's call)");
+}
+
+}  // namespace
+
+void PipelineCall::run(const Pipeline &pipeline, const std::vector<PipelineArg> &args) {
+    const halide_filter_metadata_t &md = *pipeline.metadata();
+    std::vector<void *> argv(static_cast<size_t>(md.num_arguments));
+    // Arguments are looked up by name, trying the runtime's position first: every call
+    // site lists them in the generator's order, so the lookup costs one comparison each.
+    size_t bound = 0, next = 0;
+    for (int i = 0; i < md.num_arguments; i++) {
+        const halide_filter_argument_t &m = md.arguments[i];
+        if (std::strcmp(m.name, "__user_context") == 0) {
+            argv[i] = &user_context_;
+            continue;
+        }
+        const PipelineArg *a = nullptr;
+        if (next < args.size() && std::strcmp(args[next].name, m.name) == 0) {
+            a = &args[next];
+        } else {
+            for (const PipelineArg &candidate : args) {
+                if (std::strcmp(candidate.name, m.name) == 0) a = &candidate;
+            }
+        }
+        if (a == nullptr) {
+            binding_error(md, m.name, "takes it as " + describe(m.kind, m.type, m.dimensions) + ", but it is not passed");
+        }
+        if (a->kind != m.kind || a->type != m.type || a->dimensions != m.dimensions) {
+            binding_error(md, m.name,
+                          "takes it as " + describe(m.kind, m.type, m.dimensions) + ", but it is passed as " +
+                              describe(a->kind, a->type, a->dimensions));
+        }
+        argv[i] = a->value;
+        next = static_cast<size_t>(a - args.data()) + 1;
+        bound++;
+    }
+    if (bound != args.size()) {
+        // Something passed that the pipeline does not take, or passed twice.
+        for (size_t j = 0; j < args.size(); j++) {
+            bool taken = false;
+            for (int i = 0; i < md.num_arguments; i++) taken = taken || std::strcmp(md.arguments[i].name, args[j].name) == 0;
+            if (!taken) binding_error(md, args[j].name, "does not take it");
+            for (size_t k = 0; k < j; k++) {
+                if (std::strcmp(args[k].name, args[j].name) == 0) binding_error(md, args[j].name, "is passed it twice");
+            }
+        }
+    }
+    int status = pipeline.argv(argv.data());
     if (status != 0) {
         throw Failure(LB_ERROR_KERNEL,
                       "kernel failed (Halide status " + std::to_string(status) + "): " + glue::take_halide_error());

@@ -1,17 +1,52 @@
 // One call of an AOT pipeline on the caller's memory: the user context with the
 // caller's device and stream, Halide buffers over the caller's tensors (wrapped device
-// pointers on CUDA: no copy, no allocation), the argv call, and Halide's error text
-// turned into a Failure. Every family's entry point uses it after validating.
+// pointers on CUDA: no copy, no allocation), the argv call bound from the pipeline's own
+// metadata, and Halide's error text turned into a Failure. Every family's entry point uses
+// it after validating.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <type_traits>
 #include <vector>
 
 #include "halide_glue.h"
 #include "livebound/livebound.h"
 
 namespace livebound {
+
+// An AOT pipeline: its `_argv` entry point and the metadata Halide generated beside it
+// (every argument's name, kind, type and rank, in argv order).
+struct Pipeline {
+    int (*argv)(void **);
+    const halide_filter_metadata_t *(*metadata)();
+};
+// The Pipeline of the AOT function `name` (a variant table's row: LB_PIPELINE(name)).
+#define LB_PIPELINE(name) ::livebound::Pipeline{name##_argv, name##_metadata}
+
+// One argument the runtime passes, under the generator's name for it. The call binds
+// these to the pipeline's argv by name and checks kind, type and rank against the
+// metadata, so a renamed, reordered or retyped generator parameter is an error naming the
+// argument instead of a silent misbinding. Build them with in(), out() and scalar().
+struct PipelineArg {
+    const char *name;             // the generator's parameter name
+    halide_argument_kind_t kind;  // input scalar, input buffer or output buffer
+    halide_type_t type;           // a buffer's element type; a scalar's C++ type
+    int dimensions;               // a buffer's rank; 0 for a scalar
+    void *value;                  // the halide_buffer_t *, or the scalar's address
+};
+inline PipelineArg in(const char *name, halide_buffer_t *buffer) {
+    return {name, halide_argument_kind_input_buffer, buffer->type, buffer->dimensions, buffer};
+}
+inline PipelineArg out(const char *name, halide_buffer_t *buffer) {
+    return {name, halide_argument_kind_output_buffer, buffer->type, buffer->dimensions, buffer};
+}
+// `value` must outlive the call (the pipeline reads it through argv).
+template <typename T>
+PipelineArg scalar(const char *name, T *value) {
+    static_assert(std::is_arithmetic_v<T>, "a pipeline scalar is a bool, an integer or a float");
+    return {name, halide_argument_kind_input_scalar, halide_type_of<T>(), 0, value};
+}
 
 class PipelineCall {
 public:
@@ -31,12 +66,11 @@ public:
     halide_buffer_t *wrap(const lb_tensor &t, const char *name, halide_type_t type, int dimensions,
                           const halide_dimension_t *dims);
 
-    // The `__user_context` argument of a pipeline (argv[0] is &user_context()).
-    void **user_context() { return &user_context_; }
-
-    // Calls a pipeline's _argv entry point; throws Failure(LB_ERROR_KERNEL) with Halide's
-    // message when it reports an error.
-    void run(int (*argv_entry)(void **), std::vector<void *> argv);
+    // Binds `args` (and the user context) to the pipeline's argv in its metadata's order
+    // and calls it. Throws Failure(LB_ERROR_KERNEL) naming the argument when `args` and the
+    // metadata disagree (a missing, extra or differently typed argument: a build defect,
+    // nothing runs), and with Halide's message when the pipeline reports an error.
+    void run(const Pipeline &pipeline, const std::vector<PipelineArg> &args);
 
     // Writes `value` into element 0 of an int32 tensor, on the host or on the caller's
     // stream (for outputs a pipeline cannot produce, e.g. cu_seqlens_k[0] when bs = 0).

@@ -24,25 +24,25 @@ struct GatherVariant {
     Target target;
     lb_variant form;
     Layout layout;
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 struct FillVariant {
     Target target;
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 
 constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
 
 const GatherVariant kGatherVariants[] = {
 #define LB_K6_FILL(target, name)
-#define LB_K6_GATHER(target, form, layout, name) {Target::target, k_##form, Layout::layout, name##_argv},
+#define LB_K6_GATHER(target, form, layout, name) {Target::target, k_##form, Layout::layout, LB_PIPELINE(name)},
 #include "livebound/k6_variants.inc"
 #undef LB_K6_GATHER
 #undef LB_K6_FILL
 };
 const FillVariant kFillVariants[] = {
 #define LB_K6_GATHER(target, form, layout, name)
-#define LB_K6_FILL(target, name) {Target::target, name##_argv},
+#define LB_K6_FILL(target, name) {Target::target, LB_PIPELINE(name)},
 #include "livebound/k6_variants.inc"
 #undef LB_K6_GATHER
 #undef LB_K6_FILL
@@ -162,7 +162,7 @@ void run_transform_index(const lb_transform_index_args &a, const lb_device &devi
             if (f.target == target) v = &f;
         }
         if (!v) throw Failure(LB_ERROR_UNSUPPORTED, "no K6 fill variant for this target");
-        call.run(v->run, {call.user_context(), result});
+        call.run(v->pipeline, {out("result", result)});
         return;
     }
     const Layout layout = expanded ? Layout::expanded : Layout::req;
@@ -177,7 +177,9 @@ void run_transform_index(const lb_transform_index_args &a, const lb_device &devi
     halide_buffer_t *cu_seqlens_q = call.wrap_1d(a.cu_seqlens_q, "cu_seqlens_q", bs + 1);
     int32_t num_tokens = static_cast<int32_t>(n);
     int32_t max_extend_len = static_cast<int32_t>(a.max_extend_len);
-    call.run(v->run, {call.user_context(), page_table, topk_indices, cu_seqlens_q, &num_tokens, &max_extend_len, result});
+    call.run(v->pipeline, {in("page_table", page_table), in("topk_indices", topk_indices), in("cu_seqlens_q", cu_seqlens_q),
+                           scalar("num_tokens", &num_tokens), scalar("max_extend_len", &max_extend_len),
+                           out("result", result)});
 }
 
 }  // namespace

@@ -28,14 +28,14 @@ struct SeqlensVariant {
     lb_dtype seq_lens_dtype;
     QMode q_mode;
     lb_dtype qlens_dtype;  // LB_DTYPE_NONE unless q_mode == cumsum
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 struct PagesVariant {
     Target target;
     lb_variant form;
     bool swa;
     lb_dtype seq_lens_dtype, index_dtype;
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 struct FusedVariant {
     Target target;
@@ -44,11 +44,11 @@ struct FusedVariant {
     lb_dtype seq_lens_dtype, index_dtype;
     QMode q_mode;
     lb_dtype qlens_dtype;  // LB_DTYPE_NONE unless q_mode == cumsum
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 struct SwaOutVariant {
     Target target;
-    int (*run)(void **);
+    Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 };
 
 constexpr lb_variant k_bounded = LB_BOUNDED, k_full = LB_FULL_WIDTH;
@@ -57,7 +57,7 @@ constexpr lb_dtype k_int32 = LB_INT32, k_int64 = LB_INT64, k_none = LB_DTYPE_NON
 constexpr QMode kq_none = QMode::none, kq_cumsum = QMode::cumsum, kq_strided = QMode::strided;
 
 const SeqlensVariant kSeqlensVariants[] = {
-#define LB_K4_SEQLENS(target, seq, q, qlens, name) {Target::target, k_##seq, kq_##q, k_##qlens, name##_argv},
+#define LB_K4_SEQLENS(target, seq, q, qlens, name) {Target::target, k_##seq, kq_##q, k_##qlens, LB_PIPELINE(name)},
 #define LB_K4_PAGES(target, form, swa, seq, idx, name)
 #define LB_K4_SWA_OUT(target, name)
 #define LB_K4_FUSED(target, form, swa, seq, idx, q, qlens, name)
@@ -70,7 +70,7 @@ const SeqlensVariant kSeqlensVariants[] = {
 const PagesVariant kPagesVariants[] = {
 #define LB_K4_SEQLENS(target, seq, q, qlens, name)
 #define LB_K4_PAGES(target, form, swa, seq, idx, name) \
-    {Target::target, k_##form, k_##swa, k_##seq, k_##idx, name##_argv},
+    {Target::target, k_##form, k_##swa, k_##seq, k_##idx, LB_PIPELINE(name)},
 #define LB_K4_SWA_OUT(target, name)
 #define LB_K4_FUSED(target, form, swa, seq, idx, q, qlens, name)
 #include "livebound/k4_variants.inc"
@@ -82,7 +82,7 @@ const PagesVariant kPagesVariants[] = {
 const SwaOutVariant kSwaOutVariants[] = {
 #define LB_K4_SEQLENS(target, seq, q, qlens, name)
 #define LB_K4_PAGES(target, form, swa, seq, idx, name)
-#define LB_K4_SWA_OUT(target, name) {Target::target, name##_argv},
+#define LB_K4_SWA_OUT(target, name) {Target::target, LB_PIPELINE(name)},
 #define LB_K4_FUSED(target, form, swa, seq, idx, q, qlens, name)
 #include "livebound/k4_variants.inc"
 #undef LB_K4_SEQLENS
@@ -96,13 +96,13 @@ const FusedVariant kFusedVariants[] = {
 #define LB_K4_PAGES(target, form, swa, seq, idx, name)
 #define LB_K4_SWA_OUT(target, name)
 #define LB_K4_FUSED(target, form, swa, seq, idx, q, qlens, name) \
-    {Target::target, k_##form, k_##swa, k_##seq, k_##idx, kq_##q, k_##qlens, name##_argv},
+    {Target::target, k_##form, k_##swa, k_##seq, k_##idx, kq_##q, k_##qlens, LB_PIPELINE(name)},
 #include "livebound/k4_variants.inc"
 #undef LB_K4_SEQLENS
 #undef LB_K4_PAGES
 #undef LB_K4_SWA_OUT
 #undef LB_K4_FUSED
-    {Target::cpu, k_bounded, false, k_none, k_none, kq_none, k_none, nullptr},  // (the CPU build has none)
+    {Target::cpu, k_bounded, false, k_none, k_none, kq_none, k_none, {nullptr, nullptr}},  // (the CPU build has none)
 };
 
 // The view of a 1-D int32 output that starts at its element 1 (n elements): the kernels
@@ -259,7 +259,7 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
     const FusedVariant *fused = nullptr;
     if (pages) {
         for (const auto &f : kFusedVariants) {
-            if (f.run != nullptr && f.target == target && f.form == a.variant && f.swa == swa_pages &&
+            if (f.pipeline.argv != nullptr && f.target == target && f.form == a.variant && f.swa == swa_pages &&
                 f.seq_lens_dtype == a.seq_lens.dtype && f.index_dtype == a.req_pool_indices.dtype &&
                 f.q_mode == q_mode && f.qlens_dtype == qlens_dtype) {
                 fused = &f;
@@ -306,51 +306,55 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
     int32_t max_seq_pages = static_cast<int32_t>(a.max_seq_pages);
     const lb_tensor cu_k = from_element_1(a.cu_seqlens_k, bs);
     const lb_tensor cu_q = q_mode != QMode::none ? from_element_1(a.cu_seqlens_q, bs) : lb_tensor{};
-    // The argv pieces in the generator's order (configure(): inputs, then outputs).
-    auto seqlens_inputs = [&](std::vector<void *> &argv) {
-        argv.push_back(call.wrap_1d(a.seq_lens, "seq_lens", bs));
-        argv.push_back(&offset);
-        if (q_mode == QMode::cumsum) argv.push_back(call.wrap_1d(a.qlens, "qlens", bs));
-        if (q_mode == QMode::strided) argv.push_back(&q_stride);
+    // The arguments, in the generator's order (configure(): inputs, then outputs).
+    using Args = std::vector<PipelineArg>;
+    auto seqlens_inputs = [&](Args &args) {
+        args.push_back(in("seq_lens", call.wrap_1d(a.seq_lens, "seq_lens", bs)));
+        args.push_back(scalar("seqlen_offset", &offset));
+        if (q_mode == QMode::cumsum) args.push_back(in("qlens", call.wrap_1d(a.qlens, "qlens", bs)));
+        if (q_mode == QMode::strided) args.push_back(scalar("q_stride", &q_stride));
     };
-    auto page_inputs = [&](std::vector<void *> &argv) {
-        argv.push_back(call.wrap_1d(a.req_pool_indices, "req_pool_indices", bs));
-        argv.push_back(call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0], a.req_to_token.shape[1]));
-        argv.push_back(&max_seq_pages);
-        argv.push_back(&page_shift);
-        if (swa_pages) argv.push_back(call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0]));
+    auto page_inputs = [&](Args &args) {
+        args.push_back(in("req_pool_indices", call.wrap_1d(a.req_pool_indices, "req_pool_indices", bs)));
+        args.push_back(in("req_to_token", call.wrap_2d(a.req_to_token, "req_to_token", a.req_to_token.shape[0],
+                                                         a.req_to_token.shape[1])));
+        args.push_back(scalar("max_seq_pages", &max_seq_pages));
+        args.push_back(scalar("page_shift", &page_shift));
+        if (swa_pages) args.push_back(in("swa_mapping", call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0])));
     };
-    auto seqlens_outputs = [&](std::vector<void *> &argv) {
-        argv.push_back(call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs));
-        argv.push_back(call.wrap_1d(cu_k, "cu_seqlens_k", bs));
-        if (q_mode != QMode::none) argv.push_back(call.wrap_1d(cu_q, "cu_seqlens_q", bs));
+    auto seqlens_outputs = [&](Args &args) {
+        args.push_back(out("cache_seqlens", call.wrap_1d(a.cache_seqlens, "cache_seqlens", bs)));
+        args.push_back(out("cu_seqlens_k", call.wrap_1d(cu_k, "cu_seqlens_k", bs)));
+        if (q_mode != QMode::none) args.push_back(out("cu_seqlens_q", call.wrap_1d(cu_q, "cu_seqlens_q", bs)));
     };
-    auto page_outputs = [&](std::vector<void *> &argv) {
-        argv.push_back(call.wrap_2d(a.page_table, "page_table", bs, a.max_seq_pages));
-        if (swa_pages) argv.push_back(call.wrap_2d(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages));
+    auto page_outputs = [&](Args &args) {
+        args.push_back(out("page_table", call.wrap_2d(a.page_table, "page_table", bs, a.max_seq_pages)));
+        if (swa_pages) {
+            args.push_back(out("swa_page_table", call.wrap_2d(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages)));
+        }
     };
 
     if (fused != nullptr) {
         // seqlens + pages: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs], page_table
         // and swa_page_table (live prefix only, LB_BOUNDED) in one launch.
-        std::vector<void *> argv = {call.user_context()};
-        seqlens_inputs(argv);
-        page_inputs(argv);
-        seqlens_outputs(argv);
-        page_outputs(argv);
-        call.run(fused->run, argv);
+        Args args;
+        seqlens_inputs(args);
+        page_inputs(args);
+        seqlens_outputs(args);
+        page_outputs(args);
+        call.run(fused->pipeline, args);
     } else {
         // 1. seqlens: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs].
-        std::vector<void *> argv = {call.user_context()};
-        seqlens_inputs(argv);
-        seqlens_outputs(argv);
-        call.run(seqlens_variant->run, argv);
+        Args args;
+        seqlens_inputs(args);
+        seqlens_outputs(args);
+        call.run(seqlens_variant->pipeline, args);
         // 2. pages: page_table and swa_page_table, live prefix only (LB_BOUNDED).
         if (pages_variant != nullptr) {
-            std::vector<void *> pages_argv = {call.user_context(), call.wrap_1d(a.seq_lens, "seq_lens", bs), &offset};
-            page_inputs(pages_argv);
-            page_outputs(pages_argv);
-            call.run(pages_variant->run, pages_argv);
+            Args pages_args = {in("seq_lens", call.wrap_1d(a.seq_lens, "seq_lens", bs)), scalar("seqlen_offset", &offset)};
+            page_inputs(pages_args);
+            page_outputs(pages_args);
+            call.run(pages_variant->pipeline, pages_args);
         }
     }
 
@@ -361,9 +365,10 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
         halide_buffer_t *locations = num_real > 0 ? call.wrap_1d(a.out_cache_loc, "out_cache_loc", a.out_cache_loc.shape[0])
                                                   : call.wrap_1d(a.swa_mapping, "swa_mapping", 1);
         int32_t real = static_cast<int32_t>(num_real);
-        call.run(swa_out_variant->run, {call.user_context(), locations, &real,
-                                        call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0]),
-                                        call.wrap_1d(a.swa_out_cache_loc, "swa_out_cache_loc", swa_out_len)});
+        call.run(swa_out_variant->pipeline,
+                 {in("out_cache_loc", locations), scalar("num_real", &real),
+                  in("swa_mapping", call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0])),
+                  out("swa_out_cache_loc", call.wrap_1d(a.swa_out_cache_loc, "swa_out_cache_loc", swa_out_len))});
     }
 }
 

@@ -44,7 +44,7 @@ constexpr int kTileColumns = 4;        // the generator's n_tiles (cmake: PARAMS
 constexpr int kN = 8 * kTileColumns;   // columns of C
 
 struct Variant {
-    int (*run)(void **);
+    Pipeline pipeline;
     const lb_cubin_entry *table;
     bool fp16;       // else bf16
     bool pack_a;     // A given in fp32, packed in the kernel
@@ -130,7 +130,7 @@ protected:
             halide_buffer_t *a_buffer = call.wrap(a_tensor, "a", v.pack_a ? f32 : u32, 2, a_view);
             halide_buffer_t *b_buffer = call.wrap(b_tensor, "b", u32, 2, b_view);
             halide_buffer_t *c_buffer = call.wrap(c_tensor, "c", f32, 4, c_view);
-            call.run(v.run, {call.user_context(), a_buffer, b_buffer, c_buffer});
+            call.run(v.pipeline, {in("a", a_buffer), in("b", b_buffer), out("c", c_buffer)});
         } catch (const Failure &failure) {
             FAIL() << failure.what();
         }
@@ -178,20 +178,20 @@ protected:
 };
 
 TEST_F(MmaTileCuda, Bf16Direct) {
-    const Variant v{lb_test_mma_tile_bf16_argv, lb_cubins_lb_test_mma_tile_bf16, false, false, false};
+    const Variant v{LB_PIPELINE(lb_test_mma_tile_bf16), lb_cubins_lb_test_mma_tile_bf16, false, false, false};
     check(v, 16, 16, 1);
     check(v, 48, 128, 2);
 }
 
 TEST_F(MmaTileCuda, Bf16PackMovmatrix) {
-    const Variant v{lb_test_mma_tile_bf16_pack_movmatrix_argv, lb_cubins_lb_test_mma_tile_bf16_pack_movmatrix, false, true,
+    const Variant v{LB_PIPELINE(lb_test_mma_tile_bf16_pack_movmatrix), lb_cubins_lb_test_mma_tile_bf16_pack_movmatrix, false, true,
                     true};
     check(v, 16, 16, 3);
     check(v, 32, 256, 4);
 }
 
 TEST_F(MmaTileCuda, Fp16PackMovmatrix) {
-    const Variant v{lb_test_mma_tile_f16_pack_movmatrix_argv, lb_cubins_lb_test_mma_tile_f16_pack_movmatrix, true, true,
+    const Variant v{LB_PIPELINE(lb_test_mma_tile_f16_pack_movmatrix), lb_cubins_lb_test_mma_tile_f16_pack_movmatrix, true, true,
                     true};
     check(v, 16, 16, 5);
     check(v, 64, 64, 6);
