@@ -7,10 +7,11 @@ import threading
 from . import _abi
 
 _ENV = "LIVEBOUND_LIB"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# An installed wheel (pip install .) carries the library inside the package.
+_PACKAGE_PATH = os.path.join(_HERE, "liblivebound.so")
 # python/livebound/ -> <repo>/build/runtime/liblivebound.so (the project's build tree).
-_BUILD_PATH = os.path.normpath(
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "runtime", "liblivebound.so")
-)
+_BUILD_PATH = os.path.normpath(os.path.join(_HERE, "..", "..", "build", "runtime", "liblivebound.so"))
 
 _lock = threading.Lock()
 _handle = None
@@ -32,14 +33,18 @@ class LbError(RuntimeError):
 
 
 def library_path():
-    """The path load_library() uses: $LIVEBOUND_LIB, else <repo>/build/runtime/liblivebound.so."""
-    return os.environ.get(_ENV) or _BUILD_PATH
+    """The path load_library() uses: $LIVEBOUND_LIB, else the one inside the package (an
+    installed wheel), else <repo>/build/runtime/liblivebound.so."""
+    env = os.environ.get(_ENV)
+    if env:
+        return env
+    return _PACKAGE_PATH if os.path.exists(_PACKAGE_PATH) else _BUILD_PATH
 
 
 def load_library(path=None):
     """Loads liblivebound.so (once per process) and returns the ctypes.CDLL.
 
-    ``path`` (or $LIVEBOUND_LIB, or the build tree next to this package) names the library.
+    ``path`` (or library_path()) names the library.
     A second call with a different path than the loaded one raises RuntimeError."""
     global _handle
     with _lock:

@@ -8,8 +8,9 @@ TVM FFI), for engines where the ctypes layer (livebound.kernels) costs too much 
 Tensors are anything that speaks DLPack (torch.Tensor on the CPU or CUDA, numpy arrays);
 they are passed without a copy. A CUDA call runs on torch's current stream of the tensors'
 device (TVM FFI reads it from torch for the call). The library is loaded on first use from
-$LIVEBOUND_FFI_LIB, else from the build tree (<repo>/build/python/ffi/liblivebound_ffi.so);
-it finds liblivebound.so next to itself or where it was built. A refused call raises
+$LIVEBOUND_FFI_LIB, else from inside the package (an installed wheel), else from the build
+tree (<repo>/build/python/ffi/liblivebound_ffi.so); it finds liblivebound.so next to itself
+or where it was built. A refused call raises
 ValueError (a bad argument, named) or RuntimeError (device, unsupported form, kernel).
 Needs the ``apache-tvm-ffi`` wheel (requirements.txt); torch is never imported here.
 
@@ -30,11 +31,15 @@ _module = None
 
 
 def library_path():
-    """Where liblivebound_ffi.so is loaded from."""
+    """Where liblivebound_ffi.so is loaded from: $LIVEBOUND_FFI_LIB, else inside the package
+    (an installed wheel), else the build tree."""
     env = os.environ.get("LIVEBOUND_FFI_LIB")
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
+    packaged = os.path.join(here, "liblivebound_ffi.so")
+    if os.path.exists(packaged):
+        return packaged
     return os.path.join(here, "..", "..", "build", "python", "ffi", "liblivebound_ffi.so")
 
 
