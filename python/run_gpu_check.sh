@@ -2,7 +2,9 @@
 # Runs python/tests/test_torch_cuda.py (K1, K7 and K8 through the Python layer on torch CUDA
 # tensors, eager and under CUDA-graph capture/replay, against torch references) on the GPU
 # machine: python3 with torch, no Halide or build tools needed, only liblivebound.so (built
-# with CUDA) copied over.
+# with CUDA) copied over. With LIVEBOUND_FFI_LIB set (liblivebound_ffi.so, and tvm_ffi on
+# PYTHONPATH) also test_ffi_torch_cuda.py (the compiled binding) and test_torch_ops_cuda.py
+# (the torch.library ops: eager, torch.compile, CUDA graphs, opcheck).
 #
 #   LIVEBOUND_LIB=/path/to/liblivebound.so python/run_gpu_check.sh
 #   python/run_gpu_check.sh /path/to/liblivebound.so
@@ -24,5 +26,9 @@ export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
 py="${PYTHON:-python3}"
 "$py" -c 'import torch, livebound; print("torch", torch.__version__, "cuda", torch.version.cuda, "devices", torch.cuda.device_count(), "| livebound", livebound.version(), "from", livebound.load_library()._livebound_path)' || true
+modules=(test_torch_cuda)
+if [[ -n "${LIVEBOUND_FFI_LIB:-}" ]]; then
+    modules+=(test_ffi_torch_cuda test_torch_ops_cuda)
+fi
 cd "$here/tests"
-exec "$py" -m unittest -v test_torch_cuda
+exec "$py" -m unittest -v "${modules[@]}"

@@ -25,7 +25,7 @@ import tvm_ffi
 
 from ._abi import LB_BOUNDED as _BOUNDED
 from ._tensor import VARIANTS
-from .kernels import Q_MODE_NONE, _swa_mapping, _transform_index_host_args
+from .kernels import Q_MODE_NONE, _no_hook, _swa_mapping, _transform_index_host_args
 
 _module = None
 
@@ -253,8 +253,8 @@ def extend_attention_fwd(
     variant="bounded",
 ):
     """K7 (spec §3.7), as livebound.kernels.extend_attention_fwd."""
-    if score_mod is not None or aux_tensors is not None:
-        raise NotImplementedError("livebound.ffi.extend_attention_fwd: score_mod / aux_tensors must be None")
+    _no_hook("ffi.extend_attention_fwd", "score_mod", score_mod)
+    _no_hook("ffi.extend_attention_fwd", "aux_tensors", aux_tensors)
     if custom_mask is None:
         mask_indptr = window_kv_offsets = None
     (_module or module()).extend_attention_fwd(
@@ -315,8 +315,8 @@ def extend_attention_fwd_unified(
     variant="bounded",
 ):
     """K8 (spec §3.8), as livebound.kernels.extend_attention_fwd_unified."""
-    if score_mod is not None or aux_tensors is not None:
-        raise NotImplementedError("livebound.ffi.extend_attention_fwd_unified: score_mod / aux_tensors must be None")
+    _no_hook("ffi.extend_attention_fwd_unified", "score_mod", score_mod)
+    _no_hook("ffi.extend_attention_fwd_unified", "aux_tensors", aux_tensors)
     if custom_mask is None:
         mask_indptr = None
     (_module or module()).extend_attention_fwd_unified(
