@@ -2,7 +2,10 @@
 """Host time of one eager Python call (issue 12): livebound's compiled binding
 (livebound.ffi, Apache TVM FFI) next to its ctypes layer (livebound.kernels), on torch CUDA
 tensors, for K1 at table E's shapes and K7 on tensor cores (and the binding's module
-function called directly, to show what the Python wrapper adds). Each call is timed alone
+function called directly, to show what the Python wrapper adds; and, to split the module
+call's time, the same call on tensors converted to tvm_ffi.Tensor beforehand (the binding
+without torch's DLPack conversion) and the C ABI entry point alone, called through ctypes
+with its argument struct built beforehand). Each call is timed alone
 (time.perf_counter_ns around the call, the kernel launched asynchronously, the stream
 synchronised every 100 calls so the launch queue never fills); median and 10th/90th
 percentiles of 2000 calls after 50 warm-up calls, in 5 rounds with the paths interleaved. Both paths' outputs are compared first.
@@ -17,10 +20,15 @@ import json
 import statistics
 import time
 
+import ctypes
+
 import torch
+import tvm_ffi
 
 import livebound
+import livebound._lib as _lib
 import livebound.ffi as ffi
+import livebound.kernels as kernels
 
 CALLS, WARMUP, ROUNDS = 2000, 50, 5
 
@@ -41,6 +49,29 @@ def timed(fn):
     return {"median_us": statistics.median(us), "p10_us": us[len(us) // 10], "p90_us": us[9 * len(us) // 10]}
 
 
+def c_abi_only(via_ctypes):
+    """The C ABI entry point alone: one ctypes call of it with the argument struct and the
+    device that livebound.kernels built for `via_ctypes` (captured once, reused)."""
+    captured = {}
+    saved = kernels.call
+    kernels.call = lambda name, args, device: captured.update(name=name, args=args, device=device)
+    try:
+        via_ctypes()
+    finally:
+        kernels.call = saved
+    fn = getattr(_lib.load_library(), captured["name"])
+    ref, device = ctypes.byref(captured["args"]), captured["device"]
+    return lambda: fn(ref, device)
+
+
+def preconverted(raw, args):
+    """The module function on the same arguments, tensors converted to tvm_ffi.Tensor once
+    (no DLPack exchange per call; the call then runs on the stream TVM FFI's environment
+    holds, not torch's: for timing only)."""
+    converted = [tvm_ffi.from_dlpack(a) if isinstance(a, torch.Tensor) else a for a in args]
+    return lambda: raw(*converted)
+
+
 def k1_case(bs, ps, max_pages, seed):
     g = torch.Generator().manual_seed(seed)
     dev = "cuda"
@@ -59,8 +90,8 @@ def k1_case(bs, ps, max_pages, seed):
 
     raw = ffi.module().normal_decode_set_metadata
     o = outs[0]
-    direct = lambda: raw(t["seq_lens"], t["rpi"], t["r2t"], None, o[0], o[1], o[2], None, max_pages, 0, ps, False, 0)
-    return call(ffi, outs[0]), call(livebound, outs[1]), outs, direct
+    direct_args = [t["seq_lens"], t["rpi"], t["r2t"], None, o[0], o[1], o[2], None, max_pages, 0, ps, False, 0]
+    return call(ffi, outs[0]), call(livebound, outs[1]), outs, raw, direct_args
 
 
 def k7_case(seed):
@@ -83,9 +114,9 @@ def k7_case(seed):
 
     raw = ffi.module().extend_attention_fwd
     o = outs[0]
-    direct = lambda: raw(q, ke, ve, o[0], kb, vb, qo, kvp, kvi, None, o[1], None, None, None, max(E), True, -1, 0.0,
-                         0.0, 1.0, 1.0, True, -1, False, False, 0)
-    return call(ffi, outs[0]), call(livebound, outs[1]), outs, direct
+    direct_args = [q, ke, ve, o[0], kb, vb, qo, kvp, kvi, None, o[1], None, None, None, max(E), True, -1, 0.0, 0.0, 1.0,
+                   1.0, True, -1, False, False, 0]
+    return call(ffi, outs[0]), call(livebound, outs[1]), outs, raw, direct_args
 
 
 def main():
@@ -100,19 +131,23 @@ def main():
     }
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "livebound": livebound.version(),
                "calls": CALLS, "cases": {}}
-    for name, (via_ffi, via_ctypes, outs, direct) in cases.items():
+    for name, (via_ffi, via_ctypes, outs, raw, direct_args) in cases.items():
+        direct = lambda: raw(*direct_args)  # noqa: E731
         via_ffi()
         via_ctypes()
         torch.cuda.synchronize()
         for a, b in zip(outs[0], outs[1]):
             assert torch.equal(a, b), "%s: livebound.ffi and livebound.kernels differ" % name
         # ffi: livebound.ffi's SGLang-named function; ffi_module: the loaded module's function
-        # called directly (positional, no Python wrapper); ctypes: livebound.kernels.
-        # ROUNDS rounds, the three paths interleaved in each; the row keeps every round and the
+        # called directly (positional, no Python wrapper); ctypes: livebound.kernels;
+        # ffi_module_preconverted and c_abi: the splits of ffi_module (above).
+        # ROUNDS rounds, the paths interleaved in each; the row keeps every round and the
         # median of the round medians (the machine's host timing drifts between runs).
-        rounds = {"ffi": [], "ffi_module": [], "ctypes": []}
+        paths = (("ffi", via_ffi), ("ffi_module", direct), ("ctypes", via_ctypes),
+                 ("ffi_module_preconverted", preconverted(raw, direct_args)), ("c_abi", c_abi_only(via_ctypes)))
+        rounds = {key: [] for key, _ in paths}
         for _ in range(ROUNDS):
-            for key, fn in (("ffi", via_ffi), ("ffi_module", direct), ("ctypes", via_ctypes)):
+            for key, fn in paths:
                 rounds[key].append(timed(fn))
         row = {k: {"median_us": statistics.median(r["median_us"] for r in v), "rounds": v} for k, v in rounds.items()}
         results["cases"][name] = row

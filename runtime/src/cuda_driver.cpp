@@ -47,6 +47,7 @@ Loaded &loaded() {
         resolve(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent, missing);
         resolve(lib, "cuCtxGetCurrent", d.cuCtxGetCurrent, missing);
         resolve(lib, "cuPointerGetAttribute", d.cuPointerGetAttribute, missing);
+        resolve(lib, "cuPointerGetAttributes", d.cuPointerGetAttributes, missing);
         resolve(lib, "cuMemAlloc_v2", d.cuMemAlloc, missing);
         resolve(lib, "cuMemFree_v2", d.cuMemFree, missing);
         resolve(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, missing);

@@ -33,6 +33,7 @@ struct Driver {
     CUresult (*cuCtxSetCurrent)(CUcontext);
     CUresult (*cuCtxGetCurrent)(CUcontext *);
     CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+    CUresult (*cuPointerGetAttributes)(unsigned, int *, void **, CUdeviceptr);
     CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
     CUresult (*cuMemFree)(CUdeviceptr);
     CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);

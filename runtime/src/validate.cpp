@@ -131,16 +131,18 @@ void device(const lb_device &device) {
 
 void on_cuda_device(const lb_tensor &t, const char *name, int device_index) {
     if (t.data == nullptr) return;  // empty tensor (checked by tensor())
-    const cuda::Driver *d = cuda::driver();
-    auto ptr = reinterpret_cast<cuda::CUdeviceptr>(t.data);
+    // Both attributes in one driver call (one lookup of the allocation: this runs for every
+    // tensor of every CUDA call). An address the driver does not know reads as memory type 0.
+    int attributes[2] = {cuda::kPointerAttributeMemoryType, cuda::kPointerAttributeDeviceOrdinal};
     unsigned int memory_type = 0;
-    if (d->cuPointerGetAttribute(&memory_type, cuda::kPointerAttributeMemoryType, ptr) != 0 ||
-        (memory_type != cuda::kMemoryTypeDevice && memory_type != cuda::kMemoryTypeUnified)) {
+    int ordinal = -1;
+    void *values[2] = {&memory_type, &ordinal};
+    const cuda::CUresult r = cuda::driver()->cuPointerGetAttributes(2, attributes, values,
+                                                                      reinterpret_cast<cuda::CUdeviceptr>(t.data));
+    if (r != 0 || (memory_type != cuda::kMemoryTypeDevice && memory_type != cuda::kMemoryTypeUnified)) {
         bad_argument(name, "is not CUDA device memory (a CUDA call needs device pointers)");
     }
-    int ordinal = -1;
-    if (d->cuPointerGetAttribute(&ordinal, cuda::kPointerAttributeDeviceOrdinal, ptr) == 0 &&
-        ordinal != device_index) {
+    if (ordinal != device_index) {
         bad_argument(name, "lives on CUDA device " + std::to_string(ordinal) + ", but the call runs on device " +
                                std::to_string(device_index));
     }
