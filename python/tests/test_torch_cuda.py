@@ -22,7 +22,8 @@ import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if os.environ.get("LIVEBOUND_TEST_INSTALLED") != "1":  # else the installed package (as _common.py)
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import livebound  # noqa: E402
 

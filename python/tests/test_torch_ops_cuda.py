@@ -35,7 +35,9 @@ import unittest
 from unittest import mock
 
 _TESTS = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(_TESTS), _TESTS]  # livebound, and test_torch_cuda from any working directory
+# livebound (unless LIVEBOUND_TEST_INSTALLED=1: the installed package, as _common.py), and
+# test_torch_cuda from any working directory
+sys.path[:0] = ([] if os.environ.get("LIVEBOUND_TEST_INSTALLED") == "1" else [os.path.dirname(_TESTS)]) + [_TESTS]
 
 import test_torch_cuda as base  # noqa: E402
 from test_torch_cuda import torch  # noqa: E402
