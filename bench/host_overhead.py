@@ -122,6 +122,8 @@ def k7_case(seed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this (e.g. K7)")
+    ap.add_argument("--rounds", type=int, default=ROUNDS, help="rounds per path (default %d)" % ROUNDS)
     args = ap.parse_args()
     cases = {
         "K1/ps:1/bs:64": k1_case(64, 1, 8192, 1),
@@ -132,6 +134,8 @@ def main():
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "livebound": livebound.version(),
                "calls": CALLS, "cases": {}}
     for name, (via_ffi, via_ctypes, outs, raw, direct_args) in cases.items():
+        if args.only not in name:
+            continue
         direct = lambda: raw(*direct_args)  # noqa: E731
         via_ffi()
         via_ctypes()
@@ -146,7 +150,7 @@ def main():
         paths = (("ffi", via_ffi), ("ffi_module", direct), ("ctypes", via_ctypes),
                  ("ffi_module_preconverted", preconverted(raw, direct_args)), ("c_abi", c_abi_only(via_ctypes)))
         rounds = {key: [] for key, _ in paths}
-        for _ in range(ROUNDS):
+        for _ in range(args.rounds):
             for key, fn in paths:
                 rounds[key].append(timed(fn))
         row = {k: {"median_us": statistics.median(r["median_us"] for r in v), "rounds": v} for k, v in rounds.items()}
