@@ -3,6 +3,8 @@
 //   livebound demo [--json]                      every kernel family on its embedded workload
 //   livebound explain [cpu|cuda] [bounded|full]  K1's page-table loop nest as Halide lowered it
 //   livebound explain k7|k8 [cpu|cuda] [bounded|full]  the attention chunk loops and their bounds
+//   livebound explain k2|k3|k4|k5|k6 [cpu|cuda] [bounded|full]  the family's loop skeleton
+//   livebound explain --where k1..k8          every variant's lowered statements, by path
 //
 // `demo` runs each family's demo (tools/demo/<family>_demo.cpp): bounded and full-width
 // forms on the CPU and, when a device is present, on CUDA; checks every result against the
@@ -10,8 +12,10 @@
 // `explain` prints K1's page-table loop nest from the statement files the build writes
 // next to each variant, marking the loop bounds Halide derived from the live-length
 // predicate.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -148,6 +152,84 @@ int explain_attention(const std::string &kernel, const std::string &target, cons
     return 0;
 }
 
+// The statement files of every variant of `kernel` ("k1".."k8") the build wrote, sorted.
+std::vector<std::string> statement_files(const std::string &kernel) {
+    std::vector<std::string> files;
+    const std::string prefix = "lb_" + kernel + "_";
+    std::error_code ec;
+    for (const auto &entry : std::filesystem::directory_iterator(LIVEBOUND_STMT_DIR, ec)) {
+        const std::string name = entry.path().filename().string();
+        const bool stmt = name.size() > 5 && name.compare(name.size() - 5, 5, ".stmt") == 0;
+        if (stmt && name.compare(0, prefix.size(), prefix) == 0) files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// `explain --where k`: where Halide's inspectable outputs of each variant of kernel k are:
+// the lowered statement (.stmt; for CUDA variants with the device code) and the conceptual
+// statement (.conceptual.stmt: the loop nest before host/device code is split).
+int explain_where(const std::string &kernel) {
+    const std::vector<std::string> files = statement_files(kernel);
+    if (files.empty()) {
+        std::fprintf(stderr, "livebound explain --where: no statements for %s in %s (k1..k8; run from the build)\n",
+                     kernel.c_str(), LIVEBOUND_STMT_DIR);
+        return 1;
+    }
+    std::printf("%s: %zu statement files in %s (lowered .stmt and .conceptual.stmt per variant)\n", kernel.c_str(),
+                files.size(), LIVEBOUND_STMT_DIR);
+    for (const auto &f : files) std::printf("  %s\n", f.c_str());
+    return 0;
+}
+
+// K2-K6: the loop skeleton of the family's first variant for the target and form: every
+// loop (for / gpu_block / gpu_thread) and the lets of trimmed bounds (>> = new_min / new_max,
+// a bound Halide derived from the family's live-length predicates).
+int explain_skeleton(const std::string &kernel, const std::string &target, const std::string &form) {
+    const std::string want = "lb_" + kernel + "_" + target + "_" + form + "_";
+    const std::string suffix = target == "cuda" ? ".conceptual.stmt" : ".stmt";
+    std::string path;
+    for (const auto &f : statement_files(kernel)) {
+        const std::string name = std::filesystem::path(f).filename().string();
+        const bool right_kind = name.size() > suffix.size() &&
+                                name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+                                (target == "cuda" || name.find(".conceptual.") == std::string::npos);
+        if (right_kind && name.compare(0, want.size(), want) == 0) {
+            path = f;
+            break;
+        }
+    }
+    FILE *f = path.empty() ? nullptr : std::fopen(path.c_str(), "r");
+    if (!f) {
+        std::fprintf(stderr, "livebound explain: no %s*%s in %s (run from the build that made it)\n", want.c_str(),
+                     suffix.c_str(), LIVEBOUND_STMT_DIR);
+        return 1;
+    }
+    std::printf("%s loop skeleton of %s\n", kernel.c_str(), path.c_str());
+    std::printf("every loop, and (>>) the bounds Halide derived from the live-length predicates (new_min / new_max)\n\n");
+    const char *keep[] = {"for (", "gpu_block", "gpu_thread", ".new_min", ".new_max"};
+    char line[1 << 16];
+    int printed = 0;
+    bool any_derived = false;
+    while (std::fgets(line, sizeof line, f) && printed < 80) {
+        std::string text(line);
+        if (text.find("// ") == 0 || text.find("\t") == 0) continue;  // PTX lines of a CUDA .stmt
+        bool show = false;
+        for (const char *k : keep) show |= text.find(k) != std::string::npos;
+        if (!show) continue;
+        const bool derived = text.find(".new_min") != std::string::npos || text.find(".new_max") != std::string::npos;
+        std::printf("%s %s", derived ? ">>" : "  ", text.size() > 200 ? (text.substr(0, 197) + "...\n").c_str() : text.c_str());
+        printed++;
+        any_derived |= derived;
+    }
+    std::fclose(f);
+    if (!any_derived) {
+        std::printf("\nno loop of this variant was trimmed: its loops span the outputs' extents, and the live-length\n"
+                    "predicate stays a select in the store (see the family's schedule for why)\n");
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -158,19 +240,33 @@ int main(int argc, char **argv) {
         if (cmd == "demo") return demo(json);
         if (cmd == "explain") {
             std::string target = "cpu", form = "bounded", kernel = "k1";
+            bool where = false;
             for (int i = 2; i < argc; i++) {
                 std::string a = argv[i];
-                if (a == "cpu" || a == "cuda") target = a;
-                if (a == "bounded" || a == "full") form = a;
-                if (a == "k1" || a == "k7" || a == "k8") kernel = a;
+                if (a == "cpu" || a == "cuda") {
+                    target = a;
+                } else if (a == "bounded" || a == "full") {
+                    form = a;
+                } else if (a.size() == 2 && a[0] == 'k' && a[1] >= '1' && a[1] <= '8') {
+                    kernel = a;
+                } else if (a == "--where") {
+                    where = true;
+                } else {
+                    std::fprintf(stderr, "livebound explain: unknown argument '%s' (k1..k8, cpu|cuda, bounded|full, --where)\n",
+                                 a.c_str());
+                    return 2;
+                }
             }
-            if (kernel != "k1") return explain_attention(kernel, target, form);
+            if (where) return explain_where(kernel);
+            if (kernel == "k7" || kernel == "k8") return explain_attention(kernel, target, form);
+            if (kernel != "k1") return explain_skeleton(kernel, target, form);
             return explain(target, form);
         }
     } catch (const livebound::Error &e) {
         std::fprintf(stderr, "livebound: %s\n", e.what());
         return 1;
     }
-    std::fprintf(stderr, "usage: livebound demo [--json] | livebound explain [k1|k7|k8] [cpu|cuda] [bounded|full]\n");
+    std::fprintf(stderr, "usage: livebound demo [--json] | livebound explain [k1..k8] [cpu|cuda] [bounded|full] | "
+                         "livebound explain --where k1..k8\n");
     return 2;
 }
