@@ -115,6 +115,27 @@ int explain(const std::string &target, const std::string &form) {
     return 0;
 }
 
+// Prints the lines of statement file `f` that contain one of `keep` (at most `max_lines`),
+// skipping the PTX of a CUDA .stmt, and marks with >> the lets and loops of a bound Halide
+// trimmed (new_min / new_max). Returns whether any line was so marked.
+bool print_marked_lines(FILE *f, const std::vector<const char *> &keep, int max_lines) {
+    char line[1 << 16];
+    int printed = 0;
+    bool any_derived = false;
+    while (std::fgets(line, sizeof line, f) && printed < max_lines) {
+        std::string text(line);
+        if (text.find("// ") == 0 || text.find("\t") == 0) continue;  // PTX lines of a CUDA .stmt
+        bool show = false;
+        for (const char *k : keep) show |= text.find(k) != std::string::npos;
+        if (!show) continue;
+        const bool derived = text.find(".new_min") != std::string::npos || text.find(".new_max") != std::string::npos;
+        std::printf("%s %s", derived ? ">>" : "  ", text.size() > 200 ? (text.substr(0, 197) + "...\n").c_str() : text.c_str());
+        printed++;
+        any_derived |= derived;
+    }
+    return any_derived;
+}
+
 // K7 / K8: the attention loop nest is long (the unrolled head dimension), so print only the
 // lines that carry its structure: the grid (CUDA), the state's compute condition, the chunk
 // and key loops of each stage and the lets of their bounds (>> = derived by Halide from the
@@ -133,21 +154,10 @@ int explain_attention(const std::string &kernel, const std::string &target, cons
     std::printf("state.s1 = the %s stage, state.s2 = the extend chunk (K7); rp/re$y = chunk, $x = key in chunk;\n"
                 "lines marked >> are loop bounds Halide derived from the visibility predicates\n\n",
                 kernel == "k7" ? "paged prefix" : "unified list");
-    const char *keep[] = {"gpu_block", "gpu_thread", "state.used", "for (state.s", "rp$y.new_", "re$y.new_",
-                          "rp_y.new_", "re_y.new_", "rp$x.new_", "re$x.new_", "if (((state.s1.qt*32) + 1)",
-                          "ro$y.block_id_y*32) + 1)"};
-    char line[1 << 16];
-    int printed = 0;
-    while (std::fgets(line, sizeof line, f) && printed < 60) {
-        std::string text(line);
-        if (text.find("// ") == 0 || text.find("\t") == 0) continue;  // PTX lines of the final .stmt
-        bool show = false;
-        for (const char *k : keep) show |= text.find(k) != std::string::npos;
-        if (!show) continue;
-        const bool derived = text.find(".new_min") != std::string::npos || text.find(".new_max") != std::string::npos;
-        std::printf("%s %s", derived ? ">>" : "  ", text.size() > 200 ? (text.substr(0, 197) + "...\n").c_str() : text.c_str());
-        printed++;
-    }
+    print_marked_lines(f,
+                       {"gpu_block", "gpu_thread", "state.used", "for (state.s", "rp$y.new_", "re$y.new_", "rp_y.new_",
+                        "re_y.new_", "rp$x.new_", "re$x.new_", "if (((state.s1.qt*32) + 1)", "ro$y.block_id_y*32) + 1)"},
+                       60);
     std::fclose(f);
     return 0;
 }
@@ -207,21 +217,7 @@ int explain_skeleton(const std::string &kernel, const std::string &target, const
     }
     std::printf("%s loop skeleton of %s\n", kernel.c_str(), path.c_str());
     std::printf("every loop, and (>>) the bounds Halide derived from the live-length predicates (new_min / new_max)\n\n");
-    const char *keep[] = {"for (", "gpu_block", "gpu_thread", ".new_min", ".new_max"};
-    char line[1 << 16];
-    int printed = 0;
-    bool any_derived = false;
-    while (std::fgets(line, sizeof line, f) && printed < 80) {
-        std::string text(line);
-        if (text.find("// ") == 0 || text.find("\t") == 0) continue;  // PTX lines of a CUDA .stmt
-        bool show = false;
-        for (const char *k : keep) show |= text.find(k) != std::string::npos;
-        if (!show) continue;
-        const bool derived = text.find(".new_min") != std::string::npos || text.find(".new_max") != std::string::npos;
-        std::printf("%s %s", derived ? ">>" : "  ", text.size() > 200 ? (text.substr(0, 197) + "...\n").c_str() : text.c_str());
-        printed++;
-        any_derived |= derived;
-    }
+    const bool any_derived = print_marked_lines(f, {"for (", "gpu_block", "gpu_thread", ".new_min", ".new_max"}, 80);
     std::fclose(f);
     if (!any_derived) {
         std::printf("\nno loop of this variant was trimmed: its loops span the outputs' extents, and the live-length\n"
