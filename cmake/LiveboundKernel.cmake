@@ -12,11 +12,14 @@
 # `user_context`, through which each call carries the caller's device and stream.
 # LARGE_BUFFERS adds `large_buffers` for buffers that can pass 2^31 elements.
 #
-# Each variant also emits its lowered statement (<name>.stmt next to the library)
-# and its conceptual statement (<name>.conceptual.stmt: the loop nest before device
-# code generation, so that CUDA kernel loops and their derived bounds stay readable)
-# for the FileCheck tests and for `livebound explain`; the list of variants lands in
-# the global property LIVEBOUND_KERNELS.
+# Each variant also emits its lowered statement (<name>.stmt next to the library), its
+# conceptual statement (<name>.conceptual.stmt: the loop nest before device code
+# generation, so that CUDA kernel loops and their derived bounds stay readable) for the
+# FileCheck tests and for `livebound explain`, and Halide's HTML view of the lowered
+# statement (<name>.stmt.html: the loops beside the device code and the assembly, for a
+# browser; a file about the size of the .stmt; not for TENSOR_CORE variants, see below).
+# `livebound explain --where <kernel>` lists them. The list of variants lands in the global
+# property LIVEBOUND_KERNELS.
 #
 # TENSOR_CORE (CUDA only): the variant calls the extern device helpers of
 # generators/common/mma_helpers.cu, so its embedded PTX cannot load as Halide wrote it.
@@ -92,6 +95,14 @@ function(livebound_add_kernel name)
     if (ARG_LARGE_BUFFERS)
         list(APPEND features large_buffers)
     endif ()
+    # Halide's HTML view, except for the tensor-core variants: Halide 21's StmtToHTML stops on
+    # their device code with "Internal error at /project/src/StmtToHTML.cpp:853 Condition
+    # failed: current_id != -1" (while generating the device AssemblyInfo; measured on
+    # lb_k7_cuda_tc_bounded_bf16_d128_lse). Their .stmt holds the loops and the PTX.
+    set(html STMT_HTML ${name}_stmt_html)
+    if (ARG_TENSOR_CORE)
+        set(html "")
+    endif ()
     add_halide_library(${name} FROM ${LIVEBOUND_GENERATOR_EXE}
                        GENERATOR ${ARG_GENERATOR}
                        TARGETS ${target}
@@ -99,7 +110,8 @@ function(livebound_add_kernel name)
                        PARAMS ${ARG_PARAMS}
                        USE_RUNTIME livebound_halide_runtime
                        STMT ${name}_stmt
-                       CONCEPTUAL_STMT ${name}_conceptual_stmt)
+                       CONCEPTUAL_STMT ${name}_conceptual_stmt
+                       ${html})
     set_property(GLOBAL APPEND PROPERTY LIVEBOUND_KERNELS ${name})
     set(${name}_stmt "${${name}_stmt}" PARENT_SCOPE)
     if (ARG_TENSOR_CORE)

@@ -30,8 +30,8 @@
 // two forms agree bit for bit.
 //
 // The request ranges, the window/causal limits and the chunk-level predicates live in
-// common/extend_attention_tiles.h, shared with the test-only chunk counter
-// (tests/extend_attention/tile_count_generator.cpp). K7's and K8's differences are stated
+// common/extend_attention_tiles.h, shared with the chunk instruments (the tests' counter and
+// `livebound picture`'s map, tools/instruments/chunk_instruments_generator.cpp). K7's and K8's differences are stated
 // once, side by side (k7_semantics, k8_semantics); the CPU/SIMT formulation (generate())
 // and the tensor-core one (define_tensor_core) read them from `sem` alone.
 //

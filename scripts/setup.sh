@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing and builds livebound. Idempotent and quiet when done:
-#   - Debian packages: compiler, Ninja, GoogleTest, Google Benchmark, LLVM's FileCheck
+#   - Debian packages: compiler, Ninja, GoogleTest, Google Benchmark, LLVM's FileCheck, libpng
+#     (for `livebound picture`'s PNG files, through Halide's image I/O)
 #   - ./.venv with the pinned wheels of requirements.txt (Halide 21, CMake)
 #   - configure (once) and build into ./build
 # Used by ./run; not meant to be called by hand (but it may be).
@@ -10,7 +11,7 @@ cd "$root"
 log() { echo "[setup] $*" >&2; }
 
 # ---- packages: Debian packages ----
-packages=(g++ ninja-build googletest libgtest-dev libbenchmark-dev llvm-14-tools python3 python3-venv)
+packages=(g++ ninja-build googletest libgtest-dev libbenchmark-dev llvm-14-tools libpng-dev python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,7 +4,8 @@
 //   livebound explain [cpu|cuda] [bounded|full]  K1's page-table loop nest as Halide lowered it
 //   livebound explain k7|k8 [cpu|cuda] [bounded|full]  the attention chunk loops and their bounds
 //   livebound explain k2|k3|k4|k5|k6 [cpu|cuda] [bounded|full]  the family's loop skeleton
-//   livebound explain --where k1..k8          every variant's lowered statements, by path
+//   livebound explain --where k1..k8          every variant's lowered statements and HTML views, by path
+//   livebound picture k1..k8|all [--out PATH]  a PNG of the work the bounds remove (tools/picture/)
 //
 // `demo` runs each family's demo (tools/demo/<family>_demo.cpp): bounded and full-width
 // forms on the CPU and, when a device is present, on CUDA; checks every result against the
@@ -13,6 +14,7 @@
 // next to each variant, marking the loop bounds Halide derived from the live-length
 // predicate.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +23,7 @@
 
 #include "demo/demo.h"
 #include "livebound/livebound.hpp"
+#include "picture/picture.h"
 
 namespace {
 
@@ -169,16 +172,22 @@ std::vector<std::string> statement_files(const std::string &kernel) {
     std::error_code ec;
     for (const auto &entry : std::filesystem::directory_iterator(LIVEBOUND_STMT_DIR, ec)) {
         const std::string name = entry.path().filename().string();
-        const bool stmt = name.size() > 5 && name.compare(name.size() - 5, 5, ".stmt") == 0;
-        if (stmt && name.compare(0, prefix.size(), prefix) == 0) files.push_back(entry.path().string());
+        auto ends_with = [&](const char *suffix) {
+            const size_t n = std::strlen(suffix);
+            return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
+        };
+        if ((ends_with(".stmt") || ends_with(".stmt.html")) && name.compare(0, prefix.size(), prefix) == 0) {
+            files.push_back(entry.path().string());
+        }
     }
     std::sort(files.begin(), files.end());
     return files;
 }
 
 // `explain --where k`: where Halide's inspectable outputs of each variant of kernel k are:
-// the lowered statement (.stmt; for CUDA variants with the device code) and the conceptual
-// statement (.conceptual.stmt: the loop nest before host/device code is split).
+// the lowered statement (.stmt; for CUDA variants with the device code), the conceptual
+// statement (.conceptual.stmt: the loop nest before host/device code is split) and the HTML
+// view of the lowered statement (.stmt.html: loops beside device code and assembly).
 int explain_where(const std::string &kernel) {
     const std::vector<std::string> files = statement_files(kernel);
     if (files.empty()) {
@@ -186,8 +195,9 @@ int explain_where(const std::string &kernel) {
                      kernel.c_str(), LIVEBOUND_STMT_DIR);
         return 1;
     }
-    std::printf("%s: %zu statement files in %s (lowered .stmt and .conceptual.stmt per variant)\n", kernel.c_str(),
-                files.size(), LIVEBOUND_STMT_DIR);
+    std::printf("%s: %zu statement files in %s (.stmt, .conceptual.stmt and .stmt.html per variant; the tensor-core\n"
+                "variants have no .stmt.html: Halide 21's HTML printer fails on their device code)\n",
+                kernel.c_str(), files.size(), LIVEBOUND_STMT_DIR);
     for (const auto &f : files) std::printf("  %s\n", f.c_str());
     return 0;
 }
@@ -226,6 +236,44 @@ int explain_skeleton(const std::string &kernel, const std::string &target, const
     return 0;
 }
 
+// `picture k`: kernel k's picture, from real CPU runs (tools/picture/picture.h), to `out`
+// (default livebound-<k>.png); `picture all`: every kernel's, into the directory `out`
+// (default .). Prints each picture's counts and where it went.
+int picture(const std::string &which, const std::string &out) {
+    int made = 0;
+    for (const auto &[kernel, fn] : livebound::picture::registered()) {
+        std::string lower = kernel;
+        for (char &c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (which != "all" && which != lower) continue;
+        livebound::picture::Picture p;
+        std::string error;
+        if (!fn(&p, &error)) {
+            std::fprintf(stderr, "livebound picture %s: %s\n", lower.c_str(), error.c_str());
+            return 1;
+        }
+        error = livebound::picture::check_bound_removes_only(p);
+        if (!error.empty()) {
+            std::fprintf(stderr, "livebound picture %s: %s\n", lower.c_str(), error.c_str());
+            return 1;
+        }
+        std::string path = "livebound-" + lower + ".png";
+        if (which == "all" && !out.empty()) path = (std::filesystem::path(out) / path).string();
+        if (which != "all" && !out.empty()) path = out;
+        if (!livebound::picture::save_png(p, path, &error)) {
+            std::fprintf(stderr, "livebound picture %s: %s\n", lower.c_str(), error.c_str());
+            return 1;
+        }
+        std::printf("%s: %s\n%swrote %s\n\n", p.kernel.c_str(), p.title.c_str(), livebound::picture::summary(p).c_str(),
+                    path.c_str());
+        made++;
+    }
+    if (made == 0) {
+        std::fprintf(stderr, "livebound picture: no picture '%s' in this build (k1..k8 or all)\n", which.c_str());
+        return 2;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -258,11 +306,23 @@ int main(int argc, char **argv) {
             if (kernel != "k1") return explain_skeleton(kernel, target, form);
             return explain(target, form);
         }
+        if (cmd == "picture" && argc >= 3) {
+            std::string out;
+            for (int i = 3; i < argc; i++) {
+                if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+                    out = argv[++i];
+                } else {
+                    std::fprintf(stderr, "livebound picture: unknown argument '%s' (--out PATH)\n", argv[i]);
+                    return 2;
+                }
+            }
+            return picture(argv[2], out);
+        }
     } catch (const livebound::Error &e) {
         std::fprintf(stderr, "livebound: %s\n", e.what());
         return 1;
     }
     std::fprintf(stderr, "usage: livebound demo [--json] | livebound explain [k1..k8] [cpu|cuda] [bounded|full] | "
-                         "livebound explain --where k1..k8\n");
+                         "livebound explain --where k1..k8 | livebound picture k1..k8|all [--out PATH]\n");
     return 2;
 }

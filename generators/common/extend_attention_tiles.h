@@ -1,7 +1,7 @@
 // Extend attention (K7, K8): the request ranges, the window / causal limits and the
 // tile-by-chunk overlap predicates, shared by the attention generator (every formulation:
-// CPU/SIMT and tensor cores) and the test-only chunk counter
-// (tests/extend_attention/tile_count_generator.cpp), so that the counter's chunk loops are
+// CPU/SIMT and tensor cores) and the chunk instruments (counter, map)
+// (tools/instruments/chunk_instruments_generator.cpp), so that their chunk loops are
 // derived from exactly the predicates the kernels' are.
 #pragma once
 

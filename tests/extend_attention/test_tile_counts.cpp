@@ -1,10 +1,10 @@
 // The derived chunk loops visit exactly the chunks that hold a visible element.
 //
 // Tests link no libHalide, so a loop-counting lowering pass is not available. Instead the
-// tests build their own chunk counters (tile_count_generator.cpp, several BM x BN configs,
-// bounded and full-width; never part of the library): counts(stage, qt, h, b) += 1 over
-// chunk RDoms whose predicates, request ranges and window limits come from the header the
-// attention generator builds its key loops from (generators/common/extend_attention_tiles.h).
+// tests build their own chunk counters (tools/instruments/chunk_instruments_generator.cpp,
+// several BM x BN configs, bounded and full-width; never part of the library):
+// counts(stage, qt, h, b) += 1 over chunk RDoms whose predicates, request ranges and window
+// limits come from the header the attention generator builds its key loops from (generators/common/extend_attention_tiles.h).
 // This test sweeps W, causality, lengths and prefix lengths and asserts
 //   bounded:     counts == ideal (chunks with >= 1 visible (live row, key) pair; 0 for dead tiles)
 //   full-width:  counts == every chunk of the request's prefix / extend chunk, for every tile

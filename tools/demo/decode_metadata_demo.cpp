@@ -14,6 +14,7 @@
 #include "cuda_timing.h"
 #include "demo.h"
 #include "livebound/livebound.hpp"
+#include "picture.h"
 #include "reference/decode_metadata_reference.h"
 
 namespace {
@@ -122,6 +123,14 @@ std::string check(const DecodeBatch &b, const livebound::reference::DecodeMetada
 
 using livebound::demo::Row;
 
+// The argument block over the batch and `out`, all in host memory.
+lb_decode_metadata_args host_args(const DecodeBatch &b, Outputs &out, lb_variant variant) {
+    return make_args(b, const_cast<int64_t *>(b.seq_lens.data()), const_cast<int64_t *>(b.req_pool_indices.data()),
+                     const_cast<int32_t *>(b.req_to_token.data()), const_cast<int64_t *>(b.full_to_swa.data()),
+                     out.cache_seqlens.data(), out.cu_seqlens_k.data(), out.page_table.data(), out.swa_page_table.data(),
+                     variant);
+}
+
 Row run_cpu(const DecodeBatch &b, const livebound::reference::DecodeMetadataExpected &want, lb_variant variant) {
     Row res;
     res.kernel = "K1";
@@ -129,10 +138,7 @@ Row run_cpu(const DecodeBatch &b, const livebound::reference::DecodeMetadataExpe
     res.device = "cpu";
     res.variant = variant == LB_BOUNDED ? "bounded" : "full-width";
     Outputs out(b);
-    auto args = make_args(b, const_cast<int64_t *>(b.seq_lens.data()), const_cast<int64_t *>(b.req_pool_indices.data()),
-                          const_cast<int32_t *>(b.req_to_token.data()), const_cast<int64_t *>(b.full_to_swa.data()),
-                          out.cache_seqlens.data(), out.cu_seqlens_k.data(), out.page_table.data(),
-                          out.swa_page_table.data(), variant);
+    auto args = host_args(b, out, variant);
     livebound::normal_decode_set_metadata(args, livebound::cpu());
     res.mismatch = check(b, want, out, variant == LB_BOUNDED);
     res.time_us = livebound::demo::cpu_median_us(
@@ -224,6 +230,27 @@ void k1_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
     }
 }
 
+// `livebound picture k1`: the page-table columns a CPU run of each form wrote, per request.
+bool k1_picture(livebound::picture::Picture *p, std::string *error) {
+    const DecodeBatch b = make_batch("decode bs=64 ps=1", 1, false, 2026);
+    p->kernel = "K1";
+    p->title = "normal_decode_set_metadata, decode bs 64, page size 1: page_table after a CPU call";
+    p->rows_are = "rows: the 64 requests (kv lengths 1024-8192)";
+    p->cols_are = "columns: page_table columns 0-131071 (the captured graph's width; a pixel shades by the share written)";
+    for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        Outputs out(b);
+        auto args = host_args(b, out, v);
+        if (lb_normal_decode_set_metadata(&args, livebound::cpu()) != LB_OK) {
+            *error = lb_last_error();
+            return false;
+        }
+        p->panels.push_back(livebound::picture::written_panel(v == LB_BOUNDED ? "bounded" : "full width", out.page_table,
+                                                              b.bs, b.max_seq_pages(), b.max_seq_pages(), kPoison));
+    }
+    return true;
+}
+
 const bool registered = livebound::demo::register_demo("K1", k1_demo);
+const bool registered_picture = livebound::picture::register_picture("K1", k1_picture);
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "cuda_timing.h"
 #include "demo.h"
 #include "livebound/livebound.hpp"
+#include "picture.h"
 #include "reference/dsa_kv_gather_reference.h"
 
 namespace {
@@ -171,6 +172,42 @@ void k5_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
     }
 }
 
+// `livebound picture k5`: the grid's (request, token position) pairs and the k_out / s_out rows
+// a CPU run of each form wrote for them.
+bool k5_picture(livebound::picture::Picture *p, std::string *error) {
+    const Batch b = make_batch();
+    p->kernel = "K5";
+    p->title = "_get_k_and_s_triton, DSA prefill bs 8, page size 64: k_out / s_out rows after a CPU call";
+    p->rows_are = "rows: the 8 requests (lengths 4096, 17, 1200, 0, 640, 1500, 63, 676)";
+    p->cols_are = "columns: token positions 0-4095 of the grid (bs x max_seq_len); both forms write the same rows: "
+                  "the bound removes the grid's visits past each length (livebound explain k5)";
+    p->left_is = "no token";
+    for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        std::vector<uint8_t> k((b.sum + kSpareRows) * kD, kPoison), s((b.sum + kSpareRows) * 4, kPoison);
+        std::vector<int64_t> seq = b.seq_lens;
+        std::vector<int32_t> pi = b.page_indices;
+        std::vector<uint32_t> buf = b.buf;
+        auto args = make_args(b, buf.data(), pi.data(), seq.data(), k.data(), s.data(), v);
+        if (lb_get_k_and_s(&args, livebound::cpu()) != LB_OK) {
+            *error = lb_last_error();
+            return false;
+        }
+        auto row_written = [&](int64_t row) {
+            for (int64_t i = 0; i < kD; i++) {
+                if (k[row * kD + i] != kPoison) return true;
+            }
+            for (int64_t i = 0; i < 4; i++) {
+                if (s[row * 4 + i] != kPoison) return true;
+            }
+            return false;
+        };
+        p->panels.push_back(livebound::picture::token_panel(v == LB_BOUNDED ? "bounded" : "full width", b.seq_lens,
+                                                            b.max_seq_len, row_written));
+    }
+    return true;
+}
+
 const bool registered = livebound::demo::register_demo("K5", k5_demo);
+const bool registered_picture = livebound::picture::register_picture("K5", k5_picture);
 
 }  // namespace

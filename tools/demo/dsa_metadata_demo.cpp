@@ -15,6 +15,7 @@
 #include "cuda_timing.h"
 #include "demo.h"
 #include "livebound/livebound.hpp"
+#include "picture.h"
 #include "reference/dsa_metadata_reference.h"
 
 namespace {
@@ -261,7 +262,40 @@ void k3_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
     dsa_demo(make_batch("K3", "dsa verify bs=16 n=4", 16, 4, 2029), ctx, rows, note);
 }
 
+// `livebound picture k2|k3`: the page_table_1 columns a CPU run of each form wrote, per row.
+bool dsa_picture(const Batch &b, const std::string &what, livebound::picture::Picture *p, std::string *error) {
+    p->kernel = b.kernel;
+    p->title = what + ": page_table_1 after a CPU call";
+    p->rows_are = b.next_n ? "rows: the 64 expanded rows (16 requests x next_n 4, kv lengths 512-4096 + 1..4)"
+                           : "rows: the 64 requests (kv lengths 512-4096)";
+    p->cols_are = "columns: page_table_1 columns 0-16383 (the graph's width; a pixel shades by the share written)";
+    for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        Outputs out(b);
+        Pointers ptr{const_cast<int64_t *>(b.seq_lens.data()), const_cast<int64_t *>(b.rpi.data()),
+                     const_cast<int32_t *>(b.req_to_token.data()), {}};
+        for (auto *o : out.all()) ptr.out.push_back(o->data());
+        if (call(b, ptr, v, livebound::cpu()) != LB_OK) {
+            *error = lb_last_error();
+            return false;
+        }
+        p->panels.push_back(livebound::picture::written_panel(v == LB_BOUNDED ? "bounded" : "full width", out.pt1,
+                                                              b.rows(), kWidth, kWidth, kPoison));
+    }
+    return true;
+}
+
+bool k2_picture(livebound::picture::Picture *p, std::string *error) {
+    return dsa_picture(make_batch("K2", "dsa decode bs=64 rps=64", 64, 0, 2028),
+                       "fused_dsa_decode_metadata, DSA decode bs 64", p, error);
+}
+bool k3_picture(livebound::picture::Picture *p, std::string *error) {
+    return dsa_picture(make_batch("K3", "dsa verify bs=16 n=4", 16, 4, 2029),
+                       "fused_dsa_target_verify_metadata, bs 16, next_n 4", p, error);
+}
+
 const bool registered_k2 = livebound::demo::register_demo("K2", k2_demo);
 const bool registered_k3 = livebound::demo::register_demo("K3", k3_demo);
+const bool registered_k2_picture = livebound::picture::register_picture("K2", k2_picture);
+const bool registered_k3_picture = livebound::picture::register_picture("K3", k3_picture);
 
 }  // namespace

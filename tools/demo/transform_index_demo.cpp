@@ -12,6 +12,7 @@
 #include "cuda_timing.h"
 #include "demo.h"
 #include "livebound/livebound.hpp"
+#include "picture.h"
 #include "reference/transform_index_reference.h"
 
 namespace {
@@ -167,6 +168,37 @@ void k6_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
     }
 }
 
+// `livebound picture k6`: the grid's (request, query position) pairs and the result rows a CPU
+// run of each form wrote for them.
+bool k6_picture(livebound::picture::Picture *p, std::string *error) {
+    const PrefillBatch b = make_batch();
+    p->kernel = "K6";
+    p->title = "transform_index_page_table_prefill, DSA sparse prefill bs 8, top-k 2048: result rows after a CPU call";
+    p->rows_are = "rows: the 8 requests (extend lengths 600, 37, 1, 150, 0, 64, 150, 22)";
+    p->cols_are = "columns: query positions 0-599 of the grid (bs x max_extend_len); both forms write the same rows: "
+                  "the bound removes the grid's visits past each length (livebound explain k6)";
+    p->left_is = "no token";
+    for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        std::vector<int32_t> out(b.output_rows * b.topk, kPoison);
+        auto args = make_args(b, const_cast<int32_t *>(b.page_table.data()), const_cast<int32_t *>(b.topk_indices.data()),
+                              const_cast<int32_t *>(b.cu.data()), out.data(), v);
+        if (lb_transform_index_page_table_prefill(&args, livebound::cpu()) != LB_OK) {
+            *error = lb_last_error();
+            return false;
+        }
+        auto row_written = [&](int64_t row) {
+            for (int64_t j = 0; j < b.topk; j++) {
+                if (out[row * b.topk + j] != kPoison) return true;
+            }
+            return false;
+        };
+        p->panels.push_back(livebound::picture::token_panel(v == LB_BOUNDED ? "bounded" : "full width", b.extend_lens,
+                                                            b.max_extend, row_written));
+    }
+    return true;
+}
+
 const bool registered = livebound::demo::register_demo("K6", k6_demo);
+const bool registered_picture = livebound::picture::register_picture("K6", k6_picture);
 
 }  // namespace

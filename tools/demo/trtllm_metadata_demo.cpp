@@ -13,6 +13,7 @@
 #include "cuda_timing.h"
 #include "demo.h"
 #include "livebound/livebound.hpp"
+#include "picture.h"
 #include "reference/trtllm_metadata_reference.h"
 
 namespace {
@@ -140,6 +141,15 @@ std::string check(const Batch &b, const livebound::reference::TrtllmMetadataExpe
 
 using livebound::demo::Row;
 
+// The argument block over the batch and `out`, all in host memory.
+lb_trtllm_mha_graph_metadata_args host_args(const Batch &b, Outputs &out, lb_variant variant) {
+    auto cp = [](const auto &v) { return const_cast<void *>(static_cast<const void *>(v.data())); };
+    return make_args(b, cp(b.seq_lens), cp(b.req_pool_indices), cp(b.req_to_token), cp(b.swa_mapping),
+                     cp(b.out_cache_loc), cp(b.qlens), out, out.cache_seqlens.data(), out.cu_seqlens_k.data(),
+                     out.cu_seqlens_q.data(), out.page_table.data(), out.swa_page_table.data(), out.swa_out.data(),
+                     variant);
+}
+
 Row run_cpu(const Batch &b, const livebound::reference::TrtllmMetadataExpected &want, lb_variant variant) {
     Row res;
     res.kernel = "K4";
@@ -148,11 +158,7 @@ Row run_cpu(const Batch &b, const livebound::reference::TrtllmMetadataExpected &
     res.variant = variant == LB_BOUNDED ? "bounded" : "full-width";
     res.unit = "pages";
     Outputs out(b);
-    auto cp = [](const auto &v) { return const_cast<void *>(static_cast<const void *>(v.data())); };
-    auto args = make_args(b, cp(b.seq_lens), cp(b.req_pool_indices), cp(b.req_to_token), cp(b.swa_mapping),
-                          cp(b.out_cache_loc), cp(b.qlens), out, out.cache_seqlens.data(), out.cu_seqlens_k.data(),
-                          out.cu_seqlens_q.data(), out.page_table.data(), out.swa_page_table.data(), out.swa_out.data(),
-                          variant);
+    auto args = host_args(b, out, variant);
     livebound::check(lb_update_trtllm_mha_graph_metadata(&args, livebound::cpu()));
     res.mismatch = check(b, want, out, variant == LB_BOUNDED);
     res.time_us = livebound::demo::cpu_median_us(
@@ -261,6 +267,27 @@ void k4_demo(const livebound::demo::Context &ctx, std::vector<Row> *rows, std::s
     }
 }
 
+// `livebound picture k4`: the page_table columns (pages) a CPU run of each form wrote, per request.
+bool k4_picture(livebound::picture::Picture *p, std::string *error) {
+    const Batch b = make_batch("trtllm decode bs=64 ps=128", false, 2040);
+    p->kernel = "K4";
+    p->title = "update_trtllm_mha_graph_metadata, decode bs 64, page size 128: page_table after a CPU call";
+    p->rows_are = "rows: the 64 requests (kv lengths 1024-8192, so 9-65 pages)";
+    p->cols_are = "columns: page_table columns (pages) 0-1023 (the captured graph's width)";
+    for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+        Outputs out(b);
+        auto args = host_args(b, out, v);
+        if (lb_update_trtllm_mha_graph_metadata(&args, livebound::cpu()) != LB_OK) {
+            *error = lb_last_error();
+            return false;
+        }
+        p->panels.push_back(livebound::picture::written_panel(v == LB_BOUNDED ? "bounded" : "full width", out.page_table,
+                                                              b.bs, b.max_seq_pages(), b.max_seq_pages(), kPoison));
+    }
+    return true;
+}
+
 const bool registered = livebound::demo::register_demo("K4", k4_demo);
+const bool registered_picture = livebound::picture::register_picture("K4", k4_picture);
 
 }  // namespace
