@@ -48,7 +48,7 @@ SGLANG_US = {
 }
 
 # Kernel launches of one bounded CUDA call at the bench shapes (the graph tests assert them).
-LAUNCHES = {"K1": 1, "K2": 2, "K3": 2, "K4": None, "K5": 1, "K6": 1}
+LAUNCHES = {"K1": 1, "K2": 2, "K3": 2, "K4": 1, "K5": 1, "K6": 1}
 
 
 FAMILIES = ["decode_metadata", "dsa_metadata", "trtllm_metadata", "dsa_kv_gather", "transform_index"]
@@ -91,8 +91,6 @@ def main():
         s = SGLANG_US.get(key)
         fam = key.split("/")[0]
         launches = LAUNCHES.get(fam)
-        if fam == "K4":
-            launches = 2 if "/swa/" in key + "/" else 1  # lengths + page tables (, swa_out)
         if "skip_page_table" in key:
             launches = 1  # the lengths / prefix-sum kernel alone
         cells = [key, f"{b:.2f}" if b else "-", f"{f:.2f}" if f else "-",

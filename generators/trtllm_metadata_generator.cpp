@@ -16,7 +16,8 @@
 //   pages:   page_table, swa_page_table (SWA)
 //   swa_out: swa_out_cache_loc (translated prefix, zero tail)
 // and a fourth, `fused` = seqlens + pages in one pipeline (the same definitions), which the
-// CUDA build uses so that a call is one kernel launch (schedules/trtllm_metadata/cuda.h).
+// CUDA build uses so that a call is one kernel launch (schedules/trtllm_metadata/cuda.h);
+// with SWA it holds swa_out too (a call that writes no swa_out_cache_loc passes an empty one).
 // The runtime (runtime/src/trtllm_metadata.cpp) calls the parts a call needs.
 //
 // cu_seqlens_k[0] (and cu_seqlens_q[0]) are NOT written (spec §3.4): the seqlens part's
@@ -72,7 +73,8 @@ public:
 
     // Every input and output is added by configure(), in this order (the argv order the
     // runtime uses): inputs, then outputs. The fused part has the seqlens part's inputs, then
-    // the pages part's from req_pool_indices on, then both parts' outputs.
+    // the pages part's from req_pool_indices on (with SWA: then the swa_out part's
+    // out_cache_loc and num_real), then the three parts' outputs.
     // seqlens, pages:
     //   seq_lens          [bs] int32 | int64: kv lengths
     //   seqlen_offset     int32: added to every seq_lens[i]
@@ -121,10 +123,13 @@ public:
             if (q_mode == QMode::cumsum) qlens = add_input<Buffer<>>("qlens", qlens_type, 1);
             if (q_mode == QMode::strided) q_stride = add_input<int32_t>("q_stride");
             if (part == Part::fused) add_page_inputs();
+            // The fused part with SWA computes swa_out too (swa_mapping is a page input).
+            if (part == Part::fused && with_swa) add_swa_out_inputs(false);
             cache_seqlens = add_output<Buffer<int32_t, 1>>("cache_seqlens");
             cu_seqlens_k = add_output<Buffer<int32_t, 1>>("cu_seqlens_k");
             if (q_mode != QMode::none) cu_seqlens_q = add_output<Buffer<int32_t, 1>>("cu_seqlens_q");
             if (part == Part::fused) add_page_outputs();
+            if (part == Part::fused && with_swa) swa_out_cache_loc = add_output<Buffer<int64_t, 1>>("swa_out_cache_loc");
             break;
         case Part::pages:
             seq_lens = add_input<Buffer<>>("seq_lens", seq_type, 1);
@@ -133,9 +138,7 @@ public:
             add_page_outputs();
             break;
         case Part::swa_out:
-            out_cache_loc = add_input<Buffer<int64_t, 1>>("out_cache_loc");
-            num_real = add_input<int32_t>("num_real");
-            swa_mapping = add_input<Buffer<int64_t, 1>>("swa_mapping");
+            add_swa_out_inputs(true);
             swa_out_cache_loc = add_output<Buffer<int64_t, 1>>("swa_out_cache_loc");
             break;
         }
@@ -147,6 +150,11 @@ public:
         max_seq_pages = add_input<int32_t>("max_seq_pages");
         page_shift = add_input<int32_t>("page_shift");
         if (with_swa) swa_mapping = add_input<Buffer<int64_t, 1>>("swa_mapping");
+    }
+    void add_swa_out_inputs(bool with_mapping) {
+        out_cache_loc = add_input<Buffer<int64_t, 1>>("out_cache_loc");
+        num_real = add_input<int32_t>("num_real");
+        if (with_mapping) swa_mapping = add_input<Buffer<int64_t, 1>>("swa_mapping");
     }
     void add_page_outputs() {
         page_table = add_output<Buffer<int32_t, 2>>("page_table");
@@ -178,6 +186,7 @@ public:
         case Part::fused:
             define_seqlens();
             define_page_tables();
+            if (swa_out_cache_loc) define_swa_out();
             break;
         }
     }

@@ -4,8 +4,8 @@
 # Three parts per target, each an AOT pipeline (generators/trtllm_metadata_generator.cpp):
 #   seqlens  seq_lens dtype x cu_seqlens_q mode (none | cumsum with int32/int64 qlens | strided)   8
 #   pages    bounded/full x SWA x seq_lens dtype x req_pool_indices dtype (CPU)                    16
-#   fused    seqlens + pages in one pipeline, one kernel launch (CUDA, in place of pages):
-#            bounded/full x SWA x seq_lens dtype x req_pool_indices dtype x q mode                 64
+#   fused    seqlens + pages (+ swa_out with SWA) in one pipeline, one kernel launch (CUDA, in
+#            place of pages): bounded/full x SWA x seq_lens dtype x req_pool_indices dtype x q mode 64
 #   swa_out  one                                                                                     1
 # The optional pieces add variants instead of multiplying them (but for the fused part, where
 # one launch per call is worth the variants). Lengths, widths, page size, seqlen_offset,
@@ -84,11 +84,23 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                                 set(qparams q_mode=${q})
                             endif ()
                             set(name lb_k4_${target}_${form}_${swa}_s${s}_i${i}_q${q})
+                            # With SWA, two blocks per request (col_groups 2, knobs may override):
+                            # the riders, swa_out_cache_loc's dependent loads among them, land on
+                            # the second group, which at decode lengths (<= 128 live pages) has no
+                            # live column, so they no longer follow a live gather in the same block;
+                            # and an all-live row is split over twice the threads. H200, graph
+                            # replay, us (col_groups 1 / 2): swa bs 64 4.12 / 3.85, bs 256 4.40 /
+                            # 4.17, every page live 8.69 / 6.43; noswa bs 64 3.12 / 3.21, bs 256
+                            # 3.35 / 3.42, so noswa keeps one (bench/results/2026-12-03-*-k4-*.md).
+                            set(groups "")
+                            if (with_swa)
+                                set(groups col_groups=2)
+                            endif ()
                             livebound_add_kernel(${name} GENERATOR trtllm_metadata TARGET ${target}
                                                  LARGE_BUFFERS ${cap}
                                                  PARAMS part=fused with_swa=${with_swa} bounded=${bounded}
                                                         seq_type=${seq} index_type=${idx} ${qparams}
-                                                        scan_block=${scan_block} ${knobs})
+                                                        scan_block=${scan_block} ${groups} ${knobs})
                             string(APPEND _lb_k4_table
                                    "LB_K4_FUSED(${target}, ${form}, ${swa}, ${seq}, ${idx}, ${q_mode}, ${qlens}, ${name})\n")
                             string(APPEND _lb_k4_headers "#include \"${name}.h\"\n")

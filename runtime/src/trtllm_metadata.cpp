@@ -291,8 +291,12 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
         }
     }
     const int64_t swa_out_len = swa_out ? a.swa_out_cache_loc.shape[0] : 0;
+    // A fused SWA variant writes swa_out_cache_loc in the same launch (an empty one when the
+    // call has none); without the SWA table (or without a fused variant) swa_out is a
+    // launch of its own.
+    const bool swa_out_fused = fused != nullptr && fused->swa;
     const SwaOutVariant *swa_out_variant = nullptr;
-    if (swa_out_len > 0) {
+    if (swa_out_len > 0 && !swa_out_fused) {
         for (const auto &v : kSwaOutVariants) {
             if (v.target == target) swa_out_variant = &v;
         }
@@ -334,14 +338,31 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
         }
     };
 
+    // swa_out's arguments. Without out_cache_loc (or with an empty one) num_real is 0 and the
+    // kernel reads no location; it still needs a readable buffer: one element of swa_mapping.
+    // A call without swa_out_cache_loc gives the fused kernel an empty one (no entry written).
+    int32_t real = static_cast<int32_t>(num_real);
+    auto swa_out_args = [&](Args &inputs, Args &outputs) {
+        halide_buffer_t *locations = num_real > 0 ? call.wrap_1d(a.out_cache_loc, "out_cache_loc", a.out_cache_loc.shape[0])
+                                                  : call.wrap_1d(a.swa_mapping, "swa_mapping", 1);
+        inputs.push_back(in("out_cache_loc", locations));
+        inputs.push_back(scalar("num_real", &real));
+        outputs.push_back(out("swa_out_cache_loc", swa_out_len > 0 ? call.wrap_1d(a.swa_out_cache_loc, "swa_out_cache_loc",
+                                                                                  swa_out_len)
+                                                                   : call.wrap_1d(a.swa_mapping, "swa_mapping", 0)));
+    };
+
     if (fused != nullptr) {
         // seqlens + pages: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs], page_table
-        // and swa_page_table (live prefix only, LB_BOUNDED) in one launch.
-        Args args;
+        // and swa_page_table (live prefix only, LB_BOUNDED), and with SWA swa_out_cache_loc,
+        // in one launch.
+        Args args, outputs;
         seqlens_inputs(args);
         page_inputs(args);
+        if (swa_out_fused) swa_out_args(args, outputs);
         seqlens_outputs(args);
         page_outputs(args);
+        args.insert(args.end(), outputs.begin(), outputs.end());
         call.run(fused->pipeline, args);
     } else {
         // 1. seqlens: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs].
@@ -358,17 +379,13 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
         }
     }
 
-    // 3. swa_out: swa_out_cache_loc, every entry.
+    // 3. swa_out (unless fused above): swa_out_cache_loc, every entry.
     if (swa_out_variant != nullptr) {
-        // Without out_cache_loc (or with an empty one) num_real is 0 and the kernel reads no
-        // location; it still needs a readable buffer: one element of swa_mapping.
-        halide_buffer_t *locations = num_real > 0 ? call.wrap_1d(a.out_cache_loc, "out_cache_loc", a.out_cache_loc.shape[0])
-                                                  : call.wrap_1d(a.swa_mapping, "swa_mapping", 1);
-        int32_t real = static_cast<int32_t>(num_real);
-        call.run(swa_out_variant->pipeline,
-                 {in("out_cache_loc", locations), scalar("num_real", &real),
-                  in("swa_mapping", call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0])),
-                  out("swa_out_cache_loc", call.wrap_1d(a.swa_out_cache_loc, "swa_out_cache_loc", swa_out_len))});
+        Args args, outputs;
+        swa_out_args(args, outputs);
+        args.push_back(in("swa_mapping", call.wrap_1d(a.swa_mapping, "swa_mapping", a.swa_mapping.shape[0])));
+        args.insert(args.end(), outputs.begin(), outputs.end());
+        call.run(swa_out_variant->pipeline, args);
     }
 }
 

@@ -85,9 +85,11 @@ namespace livebound::trtllm_metadata {
 // 1. The page tables as in steps 3-5, with both block dims made from `b` (the table splits
 //    b by 1 and fuses the extent-1 part with its column group), so that the 1-D outputs'
 //    loops carry the same names (compute_with matches fused loops by name).
-// 2. cache_seqlens, cu_seqlens_k and cu_seqlens_q ride on the grid's last column group
-//    (LoopAlignStrategy::AlignEnd), one thread per entry, col_threads per block (a fused
-//    kernel's block is the largest of its stages').
+// 2. cache_seqlens, cu_seqlens_k, cu_seqlens_q and (with SWA) swa_out_cache_loc ride on the
+//    grid's last column group (LoopAlignStrategy::AlignEnd), one thread per entry,
+//    col_threads per block (a fused kernel's block is the largest of its stages'); swa_out
+//    has as many entries as the step writes tokens, and its blocks past the table's rows run
+//    only its loop. With swa_out in the fused kernel a SWA call is one launch instead of two.
 // 3. Each scan's block totals in shared memory at an extent-1 serial loop of its own output
 //    (`unit`): only riding blocks compute them, all of them (one shared size per launch).
 // 4. No register cap (the K4 manifest's MAX_REGISTERS stays 0): with one block of
@@ -102,6 +104,7 @@ inline void schedule_cuda_fused(Stages &s, const Knobs &k) {
     const Var &gx = grid.gx;
     std::vector<Func> riders{s.cu_seqlens_k, s.cache_seqlens};
     if (s.cu_seqlens_q.defined()) riders.push_back(s.cu_seqlens_q);
+    if (s.swa_out_cache_loc.defined()) riders.push_back(s.swa_out_cache_loc);
     for (Func f : riders) grid.ride(f);
     grid.tables(s.page_table, s.swa_page_table, s.request_row, s.cu_seqlens_k, k.riders_first);
     if (k.riders_first) {

@@ -14,6 +14,8 @@ struct Knobs {
     // pages fit in one pass of its threads, and each thread's serial chunk loop is trimmed
     // to the live count, so dead chunks cost one loop-bound test. K1's 16 x 256 was tuned
     // for ps = 1 (131072 live-able columns); it would launch 4096 threads per request here.
+    // The SWA fused variants take col_groups = 2 from the manifest (the riders, swa_out among
+    // them, then sit on a block without live columns: cmake/families/trtllm_metadata.cmake).
     int col_threads = 128;  // CUDA: threads per block along the page-table columns
     int col_groups = 1;     // CUDA: blocks per request, column chunks interleaved
     int scan_threads = 256; // CUDA: threads per block of the seqlens / prefix-sum kernel

@@ -156,12 +156,15 @@ TEST_P(CudaTrtllmMetadataGraph, ReplaysFollowUpdatedSeqLens) {
     ASSERT_EQ(captured_status, LB_OK) << "call during capture: " << captured_message;
     ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
     {
-        // Kernel launches per call: on CUDA the lengths and the page tables are one kernel
-        // (the fused part; the seqlens part alone when the tables are skipped or zero-width),
-        // plus one for swa_out_cache_loc when it has entries (its own AOT pipeline). Nothing
-        // but kernels.
+        // Kernel launches per call: on CUDA the lengths, the page tables and, with the SWA
+        // table, swa_out_cache_loc are one kernel (the fused part). swa_out_cache_loc is a
+        // launch of its own only when it has entries and the fused kernel has no SWA table
+        // to ride on (no SWA table, or the tables skipped or zero-width: then the seqlens part
+        // is the first launch). Nothing but kernels.
         const CapturedNodes nodes = count_graph_nodes(graph);
-        const size_t swa_out = problem.bs > 0 && problem.swa_out_len > 0 ? 1 : 0;
+        const bool fused = !spec.skip_page_table && problem.max_seq_pages > 0;
+        const bool swa_out_fused = fused && spec.with_swa;
+        const size_t swa_out = problem.bs > 0 && problem.swa_out_len > 0 && !swa_out_fused ? 1 : 0;
         EXPECT_EQ(nodes.error, "");
         EXPECT_EQ(nodes.kernels, (problem.bs > 0 ? 1u : 0u) + swa_out);
         EXPECT_EQ(nodes.total, nodes.kernels) << "a node that is not a kernel";
