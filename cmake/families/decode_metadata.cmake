@@ -11,10 +11,19 @@ set(_lb_k1_headers "")
 
 # ---- K1 normal_decode_set_metadata (generator decode_metadata) ----
 foreach (target IN LISTS LIVEBOUND_TARGETS)
-    # Prefix-sum algorithm per target: serial recurrence on the CPU, blocked scan
-    # (32-entry blocks) on the GPU. schedules/decode_metadata/ says why.
+    # Prefix-sum algorithm per target: serial recurrence on the CPU, blocked scan on the GPU
+    # (schedules/decode_metadata/ says why) in blocks of 8 entries. The block size sets the
+    # kernel's length: each thread unrolls one block total and one head (2 x scan_block
+    # loads), and at small batches the riding block's time is mostly fetching that code
+    # (ncu on the H200: stalls on instruction and constant-cache misses and on the
+    # barriers waiting for it). Graph replay, us, scan_block 32 / 8 / 4 (2026-12-03,
+    # bench/results/2026-12-03-nvidia-h200-scan-block.md): ps 1 bs 1 3.30 / 2.31 / 2.14,
+    # bs 8 3.87 / 2.96 / 2.79, bs 64 4.16 / 3.76 / 3.70, bs 256 8.98 / 9.11 / 9.00;
+    # ps 64 bs 64 3.94 / 3.29 / 3.24; the scan alone (skip_page_table) bs 256 2.49 / 2.11
+    # / 2.27. 4 saves 0.1-0.2 us more at bs <= 8 and loses at bs 256 (each entry then
+    # adds up to bs / 4 block totals serially).
     if (target STREQUAL "cuda")
-        set(scan_block 32)
+        set(scan_block 8)
         separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K1_CUDA_KNOBS}")
         # The page-table kernel (the prefix sums riding on it) is capped at 32 registers a
         # thread, so all 2048 threads of an SM stay resident: its gather is bound by memory

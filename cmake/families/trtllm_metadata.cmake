@@ -21,10 +21,13 @@ set(_lb_k4_table "")
 set(_lb_k4_headers "")
 
 foreach (target IN LISTS LIVEBOUND_TARGETS)
-    # Prefix sums: serial recurrence on the CPU, blocked scan (32-entry blocks) on the GPU.
+    # Prefix sums: serial recurrence on the CPU, blocked scan on the GPU in blocks of 8
+    # entries (K1's choice and reason, cmake/families/decode_metadata.cmake). Fused kernel,
+    # graph replay, us, scan_block 32 / 8 / 4 (H200, 2026-12-03): noswa bs 64 3.13 / 2.57 /
+    # 2.49, bs 256 3.34 / 2.87 / 2.96; swa bs 64 3.84 / 3.22 / 3.17, bs 256 4.17 / 3.60 / 3.76.
     set(cap "")
     if (target STREQUAL "cuda")
-        set(scan_block 32)
+        set(scan_block 8)
         separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K4_CUDA_KNOBS}")
         if (LIVEBOUND_K4_CUDA_MAX_REGISTERS GREATER 0)
             set(cap MAX_REGISTERS ${LIVEBOUND_K4_CUDA_MAX_REGISTERS} MAX_SPILL_BYTES 4096 THREADS_PER_BLOCK 128)

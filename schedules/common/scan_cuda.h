@@ -11,7 +11,7 @@ namespace livebound::schedules {
 
 // Which reads of the scan's terms go through a per-block copy in shared memory, computed
 // once per block, one term per thread. Each term is otherwise computed by every thread that
-// reads it: the unrolled 32-term sums put 32 of them on every thread's path. For K2's dsa()
+// reads it: the unrolled sums (scan_block terms each) put all of them on every thread's path. For K2's dsa()
 // terms (two loads and a division each) staging the heads took K2 from 7.96 to 4.37 µs at
 // bs = 1 on the H200 (autotune/records/dsa_metadata.jsonl). Staging the block totals too
 // needs shared memory that grows with the batch (4 bytes per entry), > 48 KiB past ~12k.
@@ -23,8 +23,11 @@ struct ScanStaging {
 // `block`: the GPU block loop where all block totals (and staged terms) are computed into
 // shared memory, one per thread on `threads` threads. `entry`: the thread loop of one
 // scanned entry; `dim` is the scan's dimension.
-//   - Block totals: fixed 32-term sums, unrolled so that their loads issue together
-//     (K1 scan alone at bs = 64 on the H200: 3.46 us rolled, 2.45 us unrolled + masked head).
+//   - Block totals: fixed scan_block-term sums, unrolled so that their loads issue together
+//     (K1 scan alone at bs = 64 on the H200, 32-entry blocks: 3.46 us rolled, 2.45 us
+//     unrolled + masked head). The unrolled code is the kernel's length, and at small
+//     batches fetching it is most of the riding block's time: the manifests choose
+//     scan_block = 8 (cmake/families/decode_metadata.cmake has the numbers).
 //   - The per-entry partial sums live in the entry's thread, in registers: left to Halide,
 //     a fused kernel puts them in a global scratch buffer allocated on every call, and no
 //     allocation may happen inside a call.
