@@ -12,6 +12,7 @@
 // row-major torch tensor `page_table[b, column]`.
 #include "Halide.h"
 
+#include "common/interface.h"
 #include "common/paging.h"
 #include "common/scan.h"
 #include "decode_metadata/cpu.h"
@@ -92,6 +93,9 @@ public:
         cu_seqlens_k.dim(0).set_stride(Expr());
         if (gather_pages) req_pool_indices->dim(0).set_stride(Expr());
         if (with_swa) full_to_swa->dim(0).set_stride(Expr());
+        // Every buffer is indexed from 0 (generators/common/interface.h says why).
+        interface::index_from_zero(&seq_lens, &cache_seqlens, &cu_seqlens_k, req_pool_indices, req_to_token,
+                                   full_to_swa, page_table, swa_page_table);
 
         Expr bs = seq_lens.dim(0).extent();
 

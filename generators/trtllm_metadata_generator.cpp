@@ -28,6 +28,7 @@
 // torch tensor `page_table[b, column]`.
 #include "Halide.h"
 
+#include "common/interface.h"
 #include "common/paging.h"
 #include "common/scan.h"
 #include "trtllm_metadata/cpu.h"
@@ -174,6 +175,10 @@ public:
             if (out) out->dim(0).set_stride(Expr());
         }
         if (swa_out_cache_loc) swa_out_cache_loc->dim(0).set_stride(Expr());
+        // Every buffer is indexed from 0 (generators/common/interface.h says why).
+        interface::index_from_zero(seq_lens, qlens, req_pool_indices, req_to_token, out_cache_loc, swa_mapping,
+                                   cache_seqlens, cu_seqlens_k, cu_seqlens_q, page_table, swa_page_table,
+                                   swa_out_cache_loc);
 
         if (seq_lens) {
             // L_i = int32(seq_lens[i] + seqlen_offset), the addition in seq_lens' dtype.

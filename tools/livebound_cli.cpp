@@ -99,7 +99,8 @@ int explain(const std::string &target, const std::string &form) {
     std::printf("K1 page-table loop nest of %s (%s)\n", variant.c_str(), path.c_str());
     std::printf("lines marked >> hold a loop bound Halide derived from `column < live_pages(b)`\n\n");
     // CPU: the parallel task body; CUDA: the kernel of the page table.
-    const std::string start = target == "cuda" ? "gpu_block<CUDA> (page_table" : "par_for_page_table_s0_b_rebased (";
+    // (The CPU task loses its `_rebased` suffix when page_table's min is the constant 0.)
+    const std::string start = target == "cuda" ? "gpu_block<CUDA> (page_table" : "par_for_page_table_s0_b";
     char line[1 << 16];
     bool inside = false;
     int depth = 0, printed = 0;

@@ -15,9 +15,12 @@ set(_lb_k5_table "")
 set(_lb_k5_headers "")
 
 foreach (target IN LISTS LIVEBOUND_TARGETS)
-    # off_b: serial recurrence on the CPU, blocked scan (32-entry blocks) on the GPU.
+    # off_b: serial recurrence on the CPU, blocked scan on the GPU in blocks of 16 entries.
+    # Graph replay on the H200, us, scan_block 32 / 16 / 8 (2026-12-03): bs8_32k ms 8k 4.21
+    # / 4.19 / 4.46, ms 16k 4.14 / 4.12 / 4.40, bs1_16k 2.92 / 2.90 / 2.87, bs32_32k 5.16 /
+    # 4.83 / 4.68. 16 is never worse than 32; 8 loses at bs 8.
     if (target STREQUAL "cuda")
-        set(scan_block 32)
+        set(scan_block 16)
         separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K5_CUDA_KNOBS}")
     else ()
         set(scan_block 0)

@@ -14,7 +14,7 @@
 # Every variant gets LARGE_BUFFERS: req_to_token pools of 1M-token rows pass 2^31 elements.
 
 # Schedule knobs for every CUDA variant (schedules/dsa_metadata/stages.h), e.g.
-# "col_groups=4 stage_totals=true"; a scan_block=N here replaces the default 32.
+# "col_groups=4 stage_totals=true"; a scan_block=N here replaces the default 16.
 set(LIVEBOUND_K2_CUDA_KNOBS "" CACHE STRING "Extra K2/K3 CUDA GeneratorParams, e.g. col_groups=32")
 # Register cap of the K2/K3 CUDA kernels (0: none, the default). For experiments with the
 # one-launch schedule (knob riding_grid=true, schedules/dsa_metadata/stages.h), whose gather
@@ -25,13 +25,18 @@ set(_lb_k2_table "")
 set(_lb_k2_headers "")
 
 foreach (target IN LISTS LIVEBOUND_TARGETS)
-    # Prefix sums: serial recurrence on the CPU, blocked scan (32-entry blocks) on the GPU.
+    # Prefix sums: serial recurrence on the CPU, blocked scan on the GPU in blocks of 16
+    # entries (shorter unrolled code, K1's reason: cmake/families/decode_metadata.cmake).
+    # Graph replay on the H200, us, scan_block 32 / 16 / 8 (2026-12-03): K2 skip bs 1 4.48 /
+    # 4.44 / 4.32, bs 8 4.61 / 4.56 / 5.20, bs 64 7.48 / 6.55 / 6.19, half_live 4.88 / 4.82
+    # / 5.46; K3 skip bs 8 7.80 / 6.64 / 6.36, bs 64 10.08 / 8.64 / 8.02. 16 is never worse
+    # than 32; 8 loses at bs 8.
     if (target STREQUAL "cuda")
         separate_arguments(knobs UNIX_COMMAND "${LIVEBOUND_K2_CUDA_KNOBS}")
         if (knobs MATCHES "(^|;)scan_block=")
             set(scan_block "")
         else ()
-            set(scan_block scan_block=32)
+            set(scan_block scan_block=16)
         endif ()
     else ()
         set(scan_block scan_block=0)

@@ -27,7 +27,7 @@ struct ScanStaging {
 //     (K1 scan alone at bs = 64 on the H200, 32-entry blocks: 3.46 us rolled, 2.45 us
 //     unrolled + masked head). The unrolled code is the kernel's length, and at small
 //     batches fetching it is most of the riding block's time: the manifests choose
-//     scan_block = 8 (cmake/families/decode_metadata.cmake has the numbers).
+//     scan_block = 8 (K1, K4) or 16 (K2/K3, K5): cmake/families/*.cmake have the numbers.
 //   - The per-entry partial sums live in the entry's thread, in registers: left to Halide,
 //     a fused kernel puts them in a global scratch buffer allocated on every call, and no
 //     allocation may happen inside a call.

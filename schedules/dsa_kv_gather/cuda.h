@@ -19,7 +19,7 @@
 //    (A "compact" grid of a fixed number of blocks per request, each striding over the
 //    tiles, would need the token loop's pieces in another order than their split order:
 //    Halide refuses to reorder the RVars of an update whose store row is data-dependent.)
-// 3. off_b: the blocked scan (scan_block = 32 in the manifest), computed by each block for
+// 3. off_b: the blocked scan (scan_block = 16 in the manifest), computed by each block for
 //    its own request, before the token loop (the derived bound reads it, through
 //    `seq_len_sum - off_b`): the block totals one lane each, off_b by one thread, partial
 //    sums in registers. No thread walks the batch, nothing is allocated in device memory.
