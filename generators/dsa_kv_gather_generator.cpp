@@ -38,6 +38,7 @@
 
 #include "Halide.h"
 
+#include "common/interface.h"
 #include "common/paging.h"
 #include "common/scan.h"
 #include "dsa_kv_gather/cpu.h"
@@ -111,22 +112,19 @@ public:
         const int words = head_dim / 4;
         if (head_dim <= 0 || head_dim % 4 != 0) throw std::invalid_argument("dsa_kv_gather: head_dim must be a positive multiple of 4");
 
-        // Interface. Key rows are exactly D/4 contiguous words (a compile-time extent: the
-        // word loop is a fixed 32-lane loop); buf pages are contiguous words; strides of
-        // rows are runtime values. seq_lens may be a strided view.
-        k_out.dim(0).set_min(0).set_extent(words).set_stride(1);
-        k_out.dim(1).set_min(0);
+        // Interface. Every buffer is indexed from 0 (generators/common/interface.h). Key
+        // rows are exactly D/4 contiguous words (a compile-time extent: the word loop is a
+        // fixed 32-lane loop); buf pages are contiguous words; strides of rows are runtime
+        // values. seq_lens may be a strided view.
+        interface::index_from_zero(&k_out, s_out, &buf, &page_indices, &seq_lens);
+        k_out.dim(0).set_extent(words).set_stride(1);
         if (row_grid) {
-            s_out->dim(0).set_min(0).set_extent(1).set_stride(1);
-            s_out->dim(1).set_min(0);
+            s_out->dim(0).set_extent(1).set_stride(1);
         } else {
-            s_out->dim(0).set_min(0).set_stride(Expr());
+            s_out->dim(0).set_stride(Expr());
         }
-        buf.dim(0).set_min(0).set_stride(1);
-        buf.dim(1).set_min(0);
-        page_indices.dim(0).set_min(0);
-        page_indices.dim(1).set_min(0);
-        seq_lens.dim(0).set_min(0).set_stride(Expr());
+        buf.dim(0).set_stride(1);
+        seq_lens.dim(0).set_stride(Expr());
 
         Expr bs = seq_lens.dim(0).extent();
         Expr rows = k_out.dim(1).extent();  // seq_len_sum (the runtime passes s_out with the same extent)

@@ -11,10 +11,11 @@ namespace livebound::schedules {
 
 // Which reads of the scan's terms go through a per-block copy in shared memory, computed
 // once per block, one term per thread. Each term is otherwise computed by every thread that
-// reads it: the unrolled sums (scan_block terms each) put all of them on every thread's path. For K2's dsa()
-// terms (two loads and a division each) staging the heads took K2 from 7.96 to 4.37 µs at
-// bs = 1 on the H200 (autotune/records/dsa_metadata.jsonl). Staging the block totals too
-// needs shared memory that grows with the batch (4 bytes per entry), > 48 KiB past ~12k.
+// reads it: the unrolled sums (scan_block terms each) put all of them on every thread's
+// path. For K2's dsa() terms (two loads and a division each) staging the heads took K2
+// from 7.96 to 4.37 µs at bs = 1 on the H200 (autotune/records/dsa_metadata.jsonl).
+// Staging the block totals too needs shared memory that grows with the batch (4 bytes per
+// entry), > 48 KiB past ~12k.
 struct ScanStaging {
     bool heads = false;
     bool totals = false;
