@@ -81,9 +81,149 @@ endif ()
 # A target for the PTX, so that link steps in any directory can order themselves after it.
 add_custom_target(livebound_mma_helpers_ptx DEPENDS "${LIVEBOUND_MMA_HELPERS_PTX}")
 
+# ---- Tuned schedules, autotune candidates and the variant filter (autotune/README.md) ----
+# A variant's knobs come from the hand schedule (its family file's PARAMS) unless
+# schedules/<family>/tuned/*.cmake (written by autotune/distill.py, reviewed like any source)
+# sets LIVEBOUND_TUNED_<variant>: then those knobs replace the hand ones of the same name.
+# A knob is a GeneratorParam `key=value`, or one of two build facts: `max_registers=<n>`
+# (the variant's MAX_REGISTERS; 0: none) and `autoscheduler=<Name>` (Halide's autoscheduler
+# plugin Halide::<Name> schedules the algorithm instead of schedules/; a baseline).
+option(LIVEBOUND_USE_TUNED "Build the variants with the knobs of schedules/<family>/tuned/*.cmake" ON)
+# An autotune tree (autotune/tune.py) builds only the variants it tunes, and beside each
+# one its candidates: LIVEBOUND_TUNE_FILE defines LIVEBOUND_TUNE_CANDIDATES_<variant> (ids) and
+# LIVEBOUND_TUNE_KNOBS_<variant>_<id> (knobs); candidate <id> of <variant> is the library
+# <variant>__<id>, listed in generated/livebound/tune_candidates.inc for the runner.
+set(LIVEBOUND_ONLY_VARIANTS "" CACHE STRING "Build only the variants whose name matches this regex (autotune trees)")
+set(LIVEBOUND_TUNE_FILE "" CACHE FILEPATH "Candidates of an autotune experiment (autotune/tune.py writes it)")
+
+# Sets <out>_params, <out>_max_registers (unset: keep) and <out>_autoscheduler from `knobs`
+# applied over `params`.
+function(_lb_apply_knobs out params knobs)
+    set(max_registers "")
+    set(autoscheduler "")
+    foreach (knob IN LISTS knobs)
+        if (NOT knob MATCHES "^([A-Za-z0-9_.]+)=(.*)$")
+            message(FATAL_ERROR "livebound: a knob is key=value, not '${knob}'")
+        endif ()
+        set(key "${CMAKE_MATCH_1}")
+        set(value "${CMAKE_MATCH_2}")
+        if (key STREQUAL "max_registers")
+            set(max_registers "${value}")
+        elseif (key STREQUAL "autoscheduler")
+            set(autoscheduler "${value}")
+        else ()
+            string(REPLACE "." "\\." key_re "${key}")
+            list(FILTER params EXCLUDE REGEX "^${key_re}=")
+            list(APPEND params "${key}=${value}")
+        endif ()
+    endforeach ()
+    set(${out}_params ${params} PARENT_SCOPE)
+    set(${out}_max_registers "${max_registers}" PARENT_SCOPE)
+    set(${out}_autoscheduler "${autoscheduler}" PARENT_SCOPE)
+endfunction()
+
+# livebound_write_variant_file(<file> <content>): a family's generated dispatch table or
+# header list. In a filtered tree (LIVEBOUND_ONLY_VARIANTS) only the lines of variants that
+# were built are kept (a line's variant: its last lb_* identifier).
+function(livebound_write_variant_file file content)
+    if (NOT LIVEBOUND_ONLY_VARIANTS STREQUAL "")
+        get_property(built GLOBAL PROPERTY LIVEBOUND_KERNELS)
+        string(REPLACE "\n" ";" lines "${content}")
+        set(content "")
+        foreach (line IN LISTS lines)
+            string(REGEX MATCHALL "lb_[A-Za-z0-9_]+" ids "${line}")
+            list(LENGTH ids n)
+            if (n GREATER 0)
+                list(GET ids -1 id)
+                if (id IN_LIST built)
+                    string(APPEND content "${line}\n")
+                endif ()
+            endif ()
+        endforeach ()
+    endif ()
+    file(CONFIGURE OUTPUT "${file}" CONTENT "${content}")
+endfunction()
+
 function(livebound_add_kernel name)
+    if (NOT LIVEBOUND_ONLY_VARIANTS STREQUAL "" AND NOT name MATCHES "${LIVEBOUND_ONLY_VARIANTS}")
+        return()
+    endif ()
     cmake_parse_arguments(PARSE_ARGV 1 ARG "LARGE_BUFFERS;TENSOR_CORE"
                           "GENERATOR;TARGET;MAX_SPILL_BYTES;THREADS_PER_BLOCK;EXPECT_MMA;MAX_REGISTERS" "PARAMS")
+    set(flags "")
+    foreach (flag LARGE_BUFFERS TENSOR_CORE)
+        if (ARG_${flag})
+            list(APPEND flags ${flag})
+        endif ()
+    endforeach ()
+    set(options "")
+    foreach (opt MAX_SPILL_BYTES THREADS_PER_BLOCK EXPECT_MMA)
+        if (DEFINED ARG_${opt})
+            list(APPEND options ${opt} ${ARG_${opt}})
+        endif ()
+    endforeach ()
+    set(max_registers "${ARG_MAX_REGISTERS}")
+    set(params ${ARG_PARAMS})
+    set(autoscheduler "")
+    if (LIVEBOUND_USE_TUNED AND DEFINED LIVEBOUND_TUNED_${name})
+        _lb_apply_knobs(tuned "${params}" "${LIVEBOUND_TUNED_${name}}")
+        set(params ${tuned_params})
+        if (NOT tuned_max_registers STREQUAL "")
+            set(max_registers "${tuned_max_registers}")
+        endif ()
+        set(autoscheduler "${tuned_autoscheduler}")
+    endif ()
+    _lb_add_kernel(${name} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${options}" "${max_registers}"
+                   "${autoscheduler}" "${params}")
+    set(${name}_stmt "${${name}_stmt}" PARENT_SCOPE)
+    # The experiment's candidates of this variant: the same facts, other knobs. Their device
+    # code is linked as the variant's is, but without the mma count and with any spills
+    # allowed (a candidate's knobs change both; the runner times what results).
+    if (DEFINED LIVEBOUND_TUNE_CANDIDATES_${name})
+        set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_TUNE_HEADERS "#include \"${name}.h\"\n")
+    endif ()
+    foreach (id IN LISTS LIVEBOUND_TUNE_CANDIDATES_${name})
+        set(knobs "${LIVEBOUND_TUNE_KNOBS_${name}_${id}}")
+        _lb_apply_knobs(cand "${params}" "${knobs}")
+        set(cand_registers "${max_registers}")
+        if (NOT cand_max_registers STREQUAL "")
+            set(cand_registers "${cand_max_registers}")
+        endif ()
+        set(cand_options "")
+        if (ARG_TENSOR_CORE)
+            set(threads 128)
+            foreach (p IN LISTS cand_params)
+                if (p MATCHES "^tc_warps=([0-9]+)$")
+                    math(EXPR threads "32 * ${CMAKE_MATCH_1}")
+                endif ()
+            endforeach ()
+            set(cand_options MAX_SPILL_BYTES 1000000 THREADS_PER_BLOCK ${threads})
+        elseif (NOT cand_registers STREQUAL "" AND NOT cand_registers EQUAL 0)
+            set(cand_options MAX_SPILL_BYTES 1000000)
+        endif ()
+        _lb_add_kernel(${name}__${id} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${cand_options}"
+                       "${cand_registers}" "${cand_autoscheduler}" "${cand_params}")
+        string(REPLACE ";" " " knob_text "${knobs}")
+        set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_TUNE_ROWS
+                     "LB_TUNE_CANDIDATE(${name}, \"${id}\", \"${knob_text}\", ${name}__${id})\n")
+        set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_TUNE_HEADERS "#include \"${name}__${id}.h\"\n")
+    endforeach ()
+endfunction()
+
+# One variant as named: the body of livebound_add_kernel once the knobs are settled.
+function(_lb_add_kernel name generator target_kind flags options max_registers autoscheduler params)
+    cmake_parse_arguments(ARG "LARGE_BUFFERS;TENSOR_CORE" "MAX_SPILL_BYTES;THREADS_PER_BLOCK;EXPECT_MMA" ""
+                          ${flags} ${options})
+    set(ARG_GENERATOR "${generator}")
+    set(ARG_TARGET "${target_kind}")
+    set(ARG_PARAMS ${params})
+    if (NOT max_registers STREQUAL "" AND NOT max_registers EQUAL 0)
+        set(ARG_MAX_REGISTERS ${max_registers})
+    endif ()
+    set(as "")
+    if (NOT autoscheduler STREQUAL "")
+        set(as AUTOSCHEDULER Halide::${autoscheduler})
+    endif ()
     if (ARG_TARGET STREQUAL "cuda")
         set(target "${LIVEBOUND_CPU_TARGET}-${LIVEBOUND_CUDA_FEATURES}")
     elseif (ARG_TARGET STREQUAL "cpu")
@@ -108,6 +248,7 @@ function(livebound_add_kernel name)
                        TARGETS ${target}
                        FEATURES ${features}
                        PARAMS ${ARG_PARAMS}
+                       ${as}
                        USE_RUNTIME livebound_halide_runtime
                        STMT ${name}_stmt
                        CONCEPTUAL_STMT ${name}_conceptual_stmt

@@ -12,6 +12,20 @@ endif ()
 
 set(_lb_gen_dir "${CMAKE_BINARY_DIR}/generated/livebound")
 
+# Tuned knobs (schedules/<family>/tuned/*.cmake, autotune/distill.py) and an autotune
+# experiment's candidates (LIVEBOUND_TUNE_FILE): cmake/LiveboundKernel.cmake applies them.
+foreach (family IN LISTS LIVEBOUND_BUILT_FAMILIES)
+    file(GLOB tuned_files "${PROJECT_SOURCE_DIR}/schedules/${family}/tuned/*.cmake")
+    foreach (tuned IN LISTS tuned_files)
+        include("${tuned}")
+        set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${tuned}")
+    endforeach ()
+endforeach ()
+if (NOT LIVEBOUND_TUNE_FILE STREQUAL "")
+    include("${LIVEBOUND_TUNE_FILE}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${LIVEBOUND_TUNE_FILE}")
+endif ()
+
 foreach (family IN LISTS LIVEBOUND_BUILT_FAMILIES)
     # livebound_add_kernel() runs the family's own generator executable (generators/).
     set(LIVEBOUND_GENERATOR_EXE livebound_generator_${family})
@@ -19,6 +33,12 @@ foreach (family IN LISTS LIVEBOUND_BUILT_FAMILIES)
 endforeach ()
 
 get_property(LIVEBOUND_KERNELS GLOBAL PROPERTY LIVEBOUND_KERNELS)
+# The candidates of an autotune experiment, for its runner (autotune/runner/):
+# LB_TUNE_CANDIDATE(<variant>, "<id>", "<knobs>", <candidate function>) rows.
+get_property(_lb_tune_rows GLOBAL PROPERTY LIVEBOUND_TUNE_ROWS)
+get_property(_lb_tune_headers GLOBAL PROPERTY LIVEBOUND_TUNE_HEADERS)
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/tune_candidates.inc" CONTENT "${_lb_tune_rows}")
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/tune_headers.inc" CONTENT "${_lb_tune_headers}")
 add_library(livebound_kernels INTERFACE)
 target_link_libraries(livebound_kernels INTERFACE ${LIVEBOUND_KERNELS} livebound_halide_runtime)
 target_include_directories(livebound_kernels INTERFACE "${CMAKE_BINARY_DIR}/generated")

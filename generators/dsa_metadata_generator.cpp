@@ -14,6 +14,7 @@
 // Halide dimension order is innermost first: `page_table_1(column, row)` is the
 // row-major torch tensor `page_table_1[row, column]`.
 #include "Halide.h"
+#include "common/autoschedule.h"
 
 #include "common/interface.h"
 #include "common/paging.h"
@@ -201,6 +202,22 @@ public:
     }
 
     void schedule() {
+        if (using_autoscheduler()) {
+            // A baseline (autotune/): Halide's autoscheduler schedules the algorithm, for
+            // table E's decode batch (bs 64, width 16384, real pages of 64, top-k 2048).
+            autoschedule::buffer(&seq_lens, {64});
+            autoschedule::buffer(&req_pool_indices, {64});
+            autoschedule::buffer(&req_to_token, {16384, 128});
+            autoschedule::scalar(&max_len, 16384);
+            autoschedule::scalar(&dsa_index_topk, 2048);
+            autoschedule::scalar(&real_page_shift, 6);
+            autoschedule::scalar(&index_kpool, 1);
+            for (auto *o : {&cache_seqlens, &dsa_cache_seqlens}) autoschedule::buffer(o, {64});
+            for (auto *o : {&cu_seqlens_k, &dsa_cu_seqlens_k}) autoschedule::buffer(o, {65});
+            autoschedule::buffer(page_table_1, {16384, 64});
+            autoschedule::buffer(real_page_table, {256, 64});
+            return;
+        }
         dsa_metadata::Stages s;
         s.cu_seqlens_k = cu_seqlens_k;
         s.cu_scan = cu_scan;
@@ -310,6 +327,25 @@ public:
     }
 
     void schedule() {
+        if (using_autoscheduler()) {
+            // A baseline (autotune/): as K2's, with next_n 4 (256 expanded rows).
+            autoschedule::buffer(&seq_lens, {64});
+            autoschedule::buffer(&req_pool_indices, {64});
+            autoschedule::buffer(&req_to_token, {16384, 128});
+            autoschedule::scalar(&max_seqlen_k, 16384);
+            autoschedule::scalar(&dsa_index_topk, 2048);
+            autoschedule::scalar(&real_page_shift, 6);
+            autoschedule::scalar(&next_n, 4);
+            autoschedule::scalar(&index_kpool, 1);
+            autoschedule::buffer(&cache_seqlens, {64});
+            autoschedule::buffer(&cu_seqlens_k, {65});
+            for (auto *o : {&seqlens_expanded, &dsa_cache_seqlens}) autoschedule::buffer(o, {256});
+            autoschedule::buffer(&dsa_cu_seqlens_k, {257});
+            autoschedule::buffer(paged_mqa_ctx_lens_2d, {4, 64});
+            autoschedule::buffer(page_table_1, {16384, 256});
+            autoschedule::buffer(real_page_table, {256, 256});
+            return;
+        }
         dsa_metadata::Stages s;
         s.cu_seqlens_k = cu_seqlens_k;
         s.cu_scan = cu_scan;

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "common/autoschedule.h"
 #include "common/convergence_check.h"
 #include "common/extend_attention_tiles.h"
 #include "common/half_float.h"
@@ -450,6 +451,10 @@ public:
     }
 
     void schedule() {
+        if (using_autoscheduler()) {
+            set_baseline_estimates();
+            return;
+        }
         if (tensor_core) {
             if (!get_target().has_feature(Target::CUDA)) throw std::invalid_argument("extend_attention: tensor_core needs a CUDA target");
             tc.out = *o_extend;
@@ -511,6 +516,42 @@ public:
         } else {
             extend_attention::schedule_cpu(s, knobs);
         }
+    }
+
+    // A baseline (autotune/): Halide's autoscheduler schedules the algorithm instead of
+    // schedules/extend_attention/, for case C of targets.md (8 requests, 4079 rows of 32 q / 8
+    // kv heads, 12k cache slots, causal, no window, no mask).
+    void set_baseline_estimates() {
+        const int64_t T = 4096, S = 12288, B = 8, Hq = 32, Hkv = 8, Lq = head_dim_qk, Lv = head_dim_v;
+        autoschedule::buffer(q_extend, {Lq, Hq, T});
+        autoschedule::buffer(k_extend, {Lq, Hkv, T});
+        autoschedule::buffer(v_extend, {Lv, Hkv, T});
+        autoschedule::buffer(k_buffer, {Lq, Hkv, S});
+        autoschedule::buffer(v_buffer, {Lv, Hkv, S});
+        for (auto *ptr : {qo_indptr, kv_indptr}) autoschedule::buffer(ptr, {B + 1});
+        autoschedule::buffer(kv_indices, {S});
+        autoschedule::buffer(prefix_lens, {B});
+        autoschedule::buffer(sinks, {Hq});
+        autoschedule::buffer(custom_mask, {1});
+        autoschedule::buffer(mask_indptr, {B + 1});
+        autoschedule::buffer(window_kv_offsets, {B});
+        for (auto *flag : {has_sinks, has_mask, skip_prefix_custom_mask, use_wko, skip_prefix, skip_extend}) {
+            autoschedule::scalar(flag, false);
+        }
+        autoschedule::scalar(is_causal, true);
+        autoschedule::scalar(plain_logits_in, true);
+        autoschedule::scalar(sliding_window, -1);
+        autoschedule::scalar(max_len_extend, 8192);
+        autoschedule::scalar(xai_temperature_len, -1);
+        autoschedule::scalar(sm_scale, 0.088f);
+        autoschedule::scalar(logit_cap, 0.0f);
+        autoschedule::scalar(k_scale, 1.0f);
+        autoschedule::scalar(v_scale, 1.0f);
+        for (auto *stride : row_stride_16b) autoschedule::scalar(stride, 64);
+        autoschedule::scalar(num_kv_heads, int(Hkv));
+        autoschedule::scalar(num_cache_slots, int(S));
+        autoschedule::buffer(o_extend, {Lv, Hq, T});
+        autoschedule::buffer(lse, {Hq, T});
     }
 
 private:

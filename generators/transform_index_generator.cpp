@@ -24,6 +24,7 @@
 #include <stdexcept>
 
 #include "Halide.h"
+#include "common/autoschedule.h"
 
 #include "common/scan.h"
 #include "transform_index/cpu.h"
@@ -136,6 +137,17 @@ public:
     }
 
     void schedule() {
+        if (using_autoscheduler()) {
+            // A baseline (autotune/): Halide's autoscheduler schedules the algorithm, for a
+            // prefill of 8 requests, 8192 tokens, top-k 2048 over 8192 kv positions.
+            autoschedule::buffer(page_table, {8192, 8});
+            autoschedule::buffer(topk_indices, {2048, 8192});
+            autoschedule::buffer(cu_seqlens_q, {9});
+            autoschedule::scalar(num_tokens, 8192);
+            autoschedule::scalar(max_extend_len, 4096);
+            result.set_estimates({{0, 2048}, {0, 8192}});
+            return;
+        }
         transform_index::Knobs knobs;
         knobs.j_threads = j_threads;
         knobs.q_tile = q_tile;

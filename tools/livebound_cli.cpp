@@ -6,6 +6,7 @@
 //   livebound explain k2|k3|k4|k5|k6 [cpu|cuda] [bounded|full]  the family's loop skeleton
 //   livebound explain --where k1..k8          every variant's lowered statements and HTML views, by path
 //   livebound picture k1..k8|all [--out PATH]  a PNG of the work the bounds remove (tools/picture/)
+//   livebound chart SPEC [--out PATH]         a bar chart of measured times (autotune/picture.py)
 //
 // `demo` runs each family's demo (tools/demo/<family>_demo.cpp): bounded and full-width
 // forms on the CPU and, when a device is present, on CUDA; checks every result against the
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -277,6 +279,46 @@ int picture(const std::string &which, const std::string &out) {
 
 }  // namespace
 
+// `chart SPEC`: a bar chart of measured times (autotune/picture.py writes SPEC): tab-separated
+// lines "title\t<text>", "unit\t<text>", "group\t<workload>", then its bars as
+// "bar\t<kind 0 hand | 1 candidate | 2 best | 3 autoscheduler | 4 error>\t<value>\t<label>".
+int chart(const std::string &spec, const std::string &out) {
+    std::FILE *f = std::fopen(spec.c_str(), "r");
+    if (f == nullptr) {
+        std::fprintf(stderr, "livebound chart: cannot read %s\n", spec.c_str());
+        return 1;
+    }
+    std::string title, unit = "us";
+    std::vector<livebound::picture::BarGroup> groups;
+    char line[4096];
+    while (std::fgets(line, sizeof line, f)) {
+        std::vector<std::string> fields(1);
+        for (const char *c = line; *c && *c != '\n'; c++) {
+            if (*c == '\t') {
+                fields.emplace_back();
+            } else {
+                fields.back() += *c;
+            }
+        }
+        if (fields[0] == "title" && fields.size() > 1) title = fields[1];
+        if (fields[0] == "unit" && fields.size() > 1) unit = fields[1];
+        if (fields[0] == "group" && fields.size() > 1) groups.push_back({fields[1], {}});
+        if (fields[0] == "bar" && fields.size() > 3 && !groups.empty()) {
+            const int kind = std::atoi(fields[1].c_str());
+            groups.back().bars.push_back({fields[3], std::atof(fields[2].c_str()),
+                                          static_cast<livebound::picture::BarKind>(std::clamp(kind, 0, 4))});
+        }
+    }
+    std::fclose(f);
+    std::string error;
+    if (!livebound::picture::save_bar_chart(title, unit, groups, out, &error)) {
+        std::fprintf(stderr, "livebound chart: %s\n", error.c_str());
+        return 1;
+    }
+    std::printf("wrote %s\n", out.c_str());
+    return 0;
+}
+
 int main(int argc, char **argv) {
     std::string cmd = argc > 1 ? argv[1] : "";
     bool json = false;
@@ -307,6 +349,18 @@ int main(int argc, char **argv) {
             if (kernel != "k1") return explain_skeleton(kernel, target, form);
             return explain(target, form);
         }
+        if (cmd == "chart" && argc >= 3) {
+            std::string out = "chart.png";
+            for (int i = 3; i < argc; i++) {
+                if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+                    out = argv[++i];
+                } else {
+                    std::fprintf(stderr, "livebound chart: unknown argument '%s' (--out PATH)\n", argv[i]);
+                    return 2;
+                }
+            }
+            return chart(argv[2], out);
+        }
         if (cmd == "picture" && argc >= 3) {
             std::string out;
             for (int i = 3; i < argc; i++) {
@@ -324,6 +378,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     std::fprintf(stderr, "usage: livebound demo [--json] | livebound explain [k1..k8] [cpu|cuda] [bounded|full] | "
-                         "livebound explain --where k1..k8 | livebound picture k1..k8|all [--out PATH]\n");
+                         "livebound explain --where k1..k8 | livebound picture k1..k8|all [--out PATH] | "
+                         "livebound chart SPEC [--out PATH]\n");
     return 2;
 }

@@ -74,6 +74,6 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
     endforeach ()
 endforeach ()
 
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/k1_variants.inc" CONTENT "${_lb_k1_table}")
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/k1_headers.inc" CONTENT "${_lb_k1_headers}")
+livebound_write_variant_file("${_lb_gen_dir}/k1_variants.inc" "${_lb_k1_table}")
+livebound_write_variant_file("${_lb_gen_dir}/k1_headers.inc" "${_lb_k1_headers}")
 

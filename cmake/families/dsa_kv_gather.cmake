@@ -70,5 +70,5 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
     endforeach ()
 endforeach ()
 
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/k5_variants.inc" CONTENT "${_lb_k5_table}")
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/k5_headers.inc" CONTENT "${_lb_k5_headers}")
+livebound_write_variant_file("${_lb_gen_dir}/k5_variants.inc" "${_lb_k5_table}")
+livebound_write_variant_file("${_lb_gen_dir}/k5_headers.inc" "${_lb_k5_headers}")

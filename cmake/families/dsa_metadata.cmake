@@ -94,5 +94,5 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
     endforeach ()
 endforeach ()
 
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/dsa_metadata_variants.inc" CONTENT "${_lb_k2_table}")
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/dsa_metadata_headers.inc" CONTENT "${_lb_k2_headers}")
+livebound_write_variant_file("${_lb_gen_dir}/dsa_metadata_variants.inc" "${_lb_k2_table}")
+livebound_write_variant_file("${_lb_gen_dir}/dsa_metadata_headers.inc" "${_lb_k2_headers}")

@@ -53,5 +53,5 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
     endforeach ()
 endforeach ()
 
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/k6_variants.inc" CONTENT "${_lb_k6_table}")
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/k6_headers.inc" CONTENT "${_lb_k6_headers}")
+livebound_write_variant_file("${_lb_gen_dir}/k6_variants.inc" "${_lb_k6_table}")
+livebound_write_variant_file("${_lb_gen_dir}/k6_headers.inc" "${_lb_k6_headers}")

@@ -132,5 +132,5 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
     string(APPEND _lb_k4_headers "#include \"${name}.h\"\n")
 endforeach ()
 
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/k4_variants.inc" CONTENT "${_lb_k4_table}")
-file(CONFIGURE OUTPUT "${_lb_gen_dir}/k4_headers.inc" CONTENT "${_lb_k4_headers}")
+livebound_write_variant_file("${_lb_gen_dir}/k4_variants.inc" "${_lb_k4_table}")
+livebound_write_variant_file("${_lb_gen_dir}/k4_headers.inc" "${_lb_k4_headers}")

@@ -295,15 +295,16 @@ void check_slot_values(const lb_tensor &kv_indptr, const lb_tensor &kv_indices, 
 // The variant of `table` for these facts whose head-dim bucket serves (Lq, Lv), the
 // smallest such bucket (least padding). None: LB_ERROR_UNSUPPORTED naming `arg` and what is
 // built, or null when `tensor_core` (a tensor-core variant serves the facts instead).
-template <size_t N>
-const Variant *pick_variant(const Variant (&table)[N], const char *kernel, const char *arg, bool on_cuda, lb_variant form,
+// (`table`, `count`: a variant table may be empty, in a tree that builds only some variants.)
+const Variant *pick_variant(const Variant *table, size_t count, const char *kernel, const char *arg, bool on_cuda, lb_variant form,
                             lb_dtype dt, lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse, const std::string &lse_text,
                             const char *built, const TensorCoreVariant *tensor_core) {
     const Dt want = dt_of(dt);
     const Cache cache = cache_of(cache_dt);
     const Target target = on_cuda ? Target::cuda : Target::cpu;
     const Variant *best = nullptr;
-    for (const auto &c : table) {
+    for (const Variant *it = table; it != table + count; ++it) {
+        const Variant &c = *it;
         if (c.target == target && c.form == form && c.dtype == want && c.cache == cache && c.serves(Lq, Lv) &&
             c.with_lse == lse) {
             // Least padded work first (q.k over Lq, P V over Lv), then the wider vector.
@@ -452,7 +453,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     const TensorCoreVariant *tcv =
         on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, with_lse) : nullptr;
     const Variant *v = pick_variant(
-        kVariants, "K7", "q_extend", on_cuda, a.variant, dt, cache_dt, Lq, Lv, with_lse || !on_cuda,
+        kVariants, sizeof kVariants / sizeof(Variant), "K7", "q_extend", on_cuda, a.variant, dt, cache_dt, Lq, Lv, with_lse || !on_cuda,
         on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
         on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head dims up to 32 and "
                   "multiples of 8 up to 256, with or without lse; full-width bf16 up to 128 with lse; 16-bit "
@@ -612,7 +613,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     // (On CUDA a tensor-core variant when one is built and q/k/v have its layout, as K7.)
     const TensorCoreVariant *tcv =
         on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, false) : nullptr;
-    const Variant *v = pick_variant(kUnifiedVariants, "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
+    const Variant *v = pick_variant(kUnifiedVariants, sizeof kUnifiedVariants / sizeof(Variant), "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
                                     on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head "
                                               "dims up to 32 and multiples of 8 up to 256; full-width bf16 up to 128; "
                                               "bounded bf16 576/512 (MLA) on tensor cores"

@@ -1,5 +1,6 @@
 #include "pipeline_call.h"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -75,7 +76,25 @@ std::string describe(int kind, halide_type_t type, int dimensions) {
 
 }  // namespace
 
-void PipelineCall::run(const Pipeline &pipeline, const std::vector<PipelineArg> &args) {
+namespace {
+// The one override an autotune runner sets (set_pipeline_override).
+std::atomic<int (*)(void **)> g_override_variant{nullptr};
+Pipeline g_override_candidate{nullptr, nullptr};
+std::atomic<uint64_t> g_override_hits{0};
+}  // namespace
+
+uint64_t pipeline_override_hits() { return g_override_hits.load(std::memory_order_relaxed); }
+
+void set_pipeline_override(int (*variant)(void **), const Pipeline &candidate) {
+    g_override_variant.store(nullptr, std::memory_order_relaxed);
+    g_override_candidate = candidate;
+    if (candidate.argv != nullptr) g_override_variant.store(variant, std::memory_order_release);
+}
+
+void PipelineCall::run(const Pipeline &requested, const std::vector<PipelineArg> &args) {
+    const bool rerouted = g_override_variant.load(std::memory_order_acquire) == requested.argv;
+    if (rerouted) g_override_hits.fetch_add(1, std::memory_order_relaxed);
+    const Pipeline &pipeline = rerouted ? g_override_candidate : requested;
     const halide_filter_metadata_t &md = *pipeline.metadata();
     std::vector<void *> argv(static_cast<size_t>(md.num_arguments));
     // Arguments are looked up by name, trying the runtime's position first: every call

@@ -48,6 +48,16 @@ PipelineArg scalar(const char *name, T *value) {
     return {name, halide_argument_kind_input_scalar, halide_type_of<T>(), 0, value};
 }
 
+// Autotune runners only (autotune/runner/): while set, every call that would run the
+// pipeline whose entry point is `variant` runs `candidate` instead (a pipeline of the same
+// interface: the same generator and facts, other schedule knobs), through the same
+// validation and argument binding. Not thread-safe against concurrent calls; pass a
+// candidate of {nullptr, nullptr} to clear. Off (one relaxed load per call) otherwise.
+void set_pipeline_override(int (*variant)(void **), const Pipeline &candidate);
+// How many calls the override has rerouted so far (a runner's check that a workload reaches
+// the variant it tunes).
+uint64_t pipeline_override_hits();
+
 class PipelineCall {
 public:
     explicit PipelineCall(const lb_device &device);

@@ -230,4 +230,59 @@ bool save_png(const Picture &p, const std::string &path, std::string *error) {
     return canvas.save(path, error);
 }
 
+
+bool save_bar_chart(const std::string &title, const std::string &unit, const std::vector<BarGroup> &groups,
+                    const std::string &path, std::string *error) {
+    // Colours by kind: hand (grey), candidate (blue), best (green), autoscheduler (orange),
+    // error (red, a short stub: no time).
+    const Rgb colour[5] = {{120, 120, 120}, {31, 95, 168}, {26, 152, 80}, {230, 97, 1}, {200, 30, 30}};
+    constexpr int kBarH = 12, kBarGap = 4, kBarMaxW = 420, kGroupGap = 18;
+    size_t label_chars = 0;
+    int height = kMargin + 3 * kLine + kMargin;
+    for (const BarGroup &g : groups) {
+        height += kLine + static_cast<int>(g.bars.size()) * (kBarH + kBarGap) + kGroupGap;
+        for (const Bar &b : g.bars) label_chars = std::max(label_chars, b.label.size());
+    }
+    label_chars = std::min<size_t>(label_chars, 48);
+    const int label_w = 8 * static_cast<int>(label_chars) + 8;
+    const int width = std::max<int>(kMargin * 2 + label_w + kBarMaxW + 120, 8 * static_cast<int>(title.size()) + 2 * kMargin);
+    Canvas canvas(width, height);
+    int y = kMargin;
+    canvas.text(kMargin, y, title);
+    y += kLine + 4;
+    const char *names[5] = {"hand schedule", "candidate", "best", "autoscheduler", "error (no time)"};
+    int x = kMargin;
+    for (int k = 0; k < 5; k++) {
+        canvas.rect(x, y, 10, 10, colour[k]);
+        canvas.text(x + 14, y, names[k]);
+        x += 14 + 8 * static_cast<int>(std::string(names[k]).size()) + 16;
+    }
+    y += 2 * kLine;
+    for (const BarGroup &g : groups) {
+        double max_v = 0;
+        for (const Bar &b : g.bars) {
+            if (b.kind != kBarError) max_v = std::max(max_v, b.value);
+        }
+        canvas.text(kMargin, y, g.title + " (" + unit + ")");
+        y += kLine;
+        for (const Bar &b : g.bars) {
+            canvas.text(kMargin, y, b.label.substr(0, label_chars));
+            const int bx = kMargin + label_w;
+            int w = 6;
+            std::string value = "error";
+            if (b.kind != kBarError && max_v > 0) {
+                w = std::max(1, static_cast<int>(b.value / max_v * kBarMaxW));
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%.4g", b.value);
+                value = buf;
+            }
+            canvas.rect(bx, y, w, kBarH - 2, colour[b.kind]);
+            canvas.text(bx + w + 6, y, value);
+            y += kBarH + kBarGap;
+        }
+        y += kGroupGap;
+    }
+    return canvas.save(path, error);
+}
+
 }  // namespace livebound::picture

@@ -74,6 +74,21 @@ Panel token_panel(std::string title, const std::vector<int64_t> &lengths, int64_
     return p;
 }
 
+// A horizontal bar chart of measured times (autotune/picture.py draws each experiment's with
+// `livebound chart`): one group of bars per workload, one bar per schedule.
+enum BarKind : int { kBarHand = 0, kBarCandidate = 1, kBarBest = 2, kBarAutoscheduler = 3, kBarError = 4 };
+struct Bar {
+    std::string label;  // the schedule (its knobs)
+    double value = 0;   // the time; ignored for kBarError
+    BarKind kind = kBarCandidate;
+};
+struct BarGroup {
+    std::string title;  // the workload
+    std::vector<Bar> bars;
+};
+bool save_bar_chart(const std::string &title, const std::string &unit, const std::vector<BarGroup> &groups,
+                    const std::string &path, std::string *error);
+
 // Fills *p from real runs; false with *error when a run failed.
 using Fn = bool (*)(Picture *p, std::string *error);
 bool register_picture(const char *kernel, Fn fn);
