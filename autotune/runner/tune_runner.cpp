@@ -1,14 +1,15 @@
 // livebound_tune_runner: times every candidate of an autotune experiment in one process.
 //
 //   livebound_tune_runner --kernel K2 --device cuda|cpu [--workloads SUBSTRING]
-//                         [--replays N] [--cpu-repeats N] [--driver TEXT]
+//                         [--replays N] [--cpu-repeats N] [--rounds N] [--driver TEXT]
 //
 // For each variant of the kernel that has candidates (generated tune_candidates.inc), each
 // workload, and each candidate with the hand schedule first: the variant's calls are routed
 // to the candidate (set_pipeline_override), the outputs poisoned, one call made (on CUDA
 // the first call JIT-loads the candidate's module: the warm-up), its outputs checked, and
-// only then timed -- CUDA: CUDA-graph replays of 20 calls timed with events (the median and
-// minimum per call over the replays); CPU: the median and minimum wall time of single calls.
+// only then timed, in --rounds rounds (3), each in another order -- CUDA: CUDA-graph replays
+// of 20 calls timed with events (the median per call over 30 replays); CPU: the median wall
+// time of 21 single calls. A schedule's time is the median of its rounds' medians.
 // A workload that never reaches the variant is skipped. One JSON object per line on stdout
 // (autotune/tune.py appends them to the experiment's records), progress on stderr.
 #include <algorithm>
@@ -75,7 +76,7 @@ std::string json_escape(const std::string &s) {
 
 struct Options {
     std::string kernel, device = "cpu", workloads, driver;
-    int replays = 30, cpu_repeats = 21;
+    int replays = 30, cpu_repeats = 21, rounds = 3;
 };
 
 bool parse(int argc, char **argv, Options *o) {
@@ -95,6 +96,10 @@ bool parse(int argc, char **argv, Options *o) {
             o->replays = std::max(1, std::atoi(v.c_str()));
             continue;
         }
+        if (a == "--rounds" && value(&v)) {
+            o->rounds = std::max(1, std::atoi(v.c_str()));
+            continue;
+        }
         if (a == "--cpu-repeats" && value(&v)) {
             o->cpu_repeats = std::max(1, std::atoi(v.c_str()));
             continue;
@@ -104,7 +109,7 @@ bool parse(int argc, char **argv, Options *o) {
     }
     if (o->kernel.empty() || (o->device != "cpu" && o->device != "cuda")) {
         std::fprintf(stderr, "usage: livebound_tune_runner --kernel K --device cpu|cuda [--workloads S] [--replays N] "
-                             "[--cpu-repeats N] [--driver TEXT]\n");
+                             "[--cpu-repeats N] [--rounds N] [--driver TEXT]\n");
         return false;
     }
     return true;
@@ -187,82 +192,110 @@ int main(int argc, char **argv) {
                 continue;
             }
             const std::string prepared = w->prepare(on_cuda);
-            // The hand schedule first (the variant itself), then each candidate.
-            for (size_t ci = 0; ci <= cands.size(); ci++) {
-                const bool hand = ci == 0;
-                const Candidate *c = hand ? nullptr : cands[ci - 1];
-                const std::string id = hand ? "hand" : c->id, knobs = hand ? "" : c->knobs;
-                std::fprintf(stderr, "[%zu/%zu] %s %s %s\n", ++done, total, variant.c_str(), id.c_str(), w->name().c_str());
-                std::string error = prepared;
-                Timing t;
-                bool unused = false;
-                if (error.empty()) {
-                    const Pipeline &p = hand ? cands[0]->variant_pipeline : c->pipeline;
-                    set_pipeline_override(cands[0]->variant_pipeline.argv, p);
-                    const uint64_t hits = pipeline_override_hits();
-                    if (!w->poison()) error = "poisoning the outputs failed";
-                    if (error.empty() && w->call(device) != LB_OK) error = std::string("call failed: ") + lb_last_error();
-                    if (error.empty() && on_cuda && cuda::driver()->cuStreamSynchronize(stream) != 0) {
-                        error = "the call's stream failed";
-                    }
-                    if (error.empty() && pipeline_override_hits() == hits) unused = true;
-                    if (error.empty() && !unused) {
-                        const std::string bad = w->check(hand);
-                        if (!bad.empty()) error = "output check failed: " + bad;
-                    }
-                    if (error.empty() && !unused) {
-                        if (on_cuda) {
-                            tools::GraphTiming g;
-                            std::string terr;
-                            auto enqueue = [&](cuda::CUstream s) {
-                                if (w->call(cuda_device(0, s)) == LB_OK) return true;
-                                terr = lb_last_error();
-                                return false;
-                            };
-                            if (tools::time_graph_replay(enqueue, stream, 20, opt.replays, &g, &terr)) {
-                                t.median_us = g.median_us_per_call;
-                                t.min_us = g.min_us_per_call;
-                                t.samples = g.replays;
-                            } else {
-                                error = "timing failed: " + terr;
-                            }
+            // Every schedule of this workload: the hand schedule (the variant itself) first,
+            // then each candidate.
+            struct Entry {
+                std::string id, knobs, error;
+                Pipeline pipeline;
+                std::vector<Timing> rounds;
+            };
+            std::vector<Entry> entries;
+            entries.push_back({"hand", "", prepared, cands[0]->variant_pipeline, {}});
+            for (const Candidate *c : cands) entries.push_back({c->id, c->knobs, prepared, c->pipeline, {}});
+            const auto route = [&](const Entry &e) { set_pipeline_override(cands[0]->variant_pipeline.argv, e.pipeline); };
+            // 1. The gate: outputs poisoned, one call (on CUDA it JIT-loads the module: the
+            //    warm-up), outputs checked. Only a schedule that passes is timed.
+            bool unused = false;
+            for (Entry &e : entries) {
+                std::fprintf(stderr, "[%zu/%zu] %s %s %s\n", ++done, total, variant.c_str(), e.id.c_str(),
+                             w->name().c_str());
+                if (!e.error.empty() || unused) continue;
+                route(e);
+                const uint64_t hits = pipeline_override_hits();
+                if (!w->poison()) e.error = "poisoning the outputs failed";
+                if (e.error.empty() && w->call(device) != LB_OK) e.error = std::string("call failed: ") + lb_last_error();
+                if (e.error.empty() && on_cuda && cuda::driver()->cuStreamSynchronize(stream) != 0) {
+                    e.error = "the call's stream failed";
+                }
+                if (e.error.empty() && pipeline_override_hits() == hits) unused = true;
+                if (e.error.empty() && !unused) {
+                    const std::string bad = w->check(e.id == "hand");
+                    if (!bad.empty()) e.error = "output check failed: " + bad;
+                }
+            }
+            set_pipeline_override(nullptr, Pipeline{nullptr, nullptr});
+            if (unused) {
+                std::fprintf(stderr, "    %s does not run %s: skipped\n", w->name().c_str(), variant.c_str());
+                continue;
+            }
+            // 2. Timing in rounds, each round in another order (rotated by one), so that a
+            //    drift of the machine or a first-timed effect does not favour one schedule;
+            //    each schedule's time is the median of its rounds' medians.
+            for (int round = 0; round < opt.rounds; round++) {
+                for (size_t k = 0; k < entries.size(); k++) {
+                    Entry &e = entries[(k + size_t(round)) % entries.size()];
+                    if (!e.error.empty()) continue;
+                    route(e);
+                    Timing t;
+                    if (on_cuda) {
+                        tools::GraphTiming g;
+                        std::string terr;
+                        auto enqueue = [&](cuda::CUstream s) {
+                            if (w->call(cuda_device(0, s)) == LB_OK) return true;
+                            terr = lb_last_error();
+                            return false;
+                        };
+                        if (tools::time_graph_replay(enqueue, stream, 20, opt.replays, &g, &terr)) {
+                            t = {g.median_us_per_call, g.min_us_per_call, g.replays};
                         } else {
-                            std::vector<double> us;
-                            w->call(device);  // warm-up
-                            for (int r = 0; r < opt.cpu_repeats; r++) {
-                                const auto t0 = std::chrono::steady_clock::now();
-                                w->call(device);
-                                const auto t1 = std::chrono::steady_clock::now();
-                                us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-                            }
-                            t.median_us = median(us);
-                            t.min_us = *std::min_element(us.begin(), us.end());
-                            t.samples = int(us.size());
+                            e.error = "timing failed: " + terr;
                         }
+                    } else {
+                        std::vector<double> us;
+                        w->call(device);  // warm-up
+                        for (int r = 0; r < opt.cpu_repeats; r++) {
+                            const auto t0 = std::chrono::steady_clock::now();
+                            w->call(device);
+                            const auto t1 = std::chrono::steady_clock::now();
+                            us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+                        }
+                        t = {median(us), *std::min_element(us.begin(), us.end()), int(us.size())};
                     }
-                    set_pipeline_override(nullptr, Pipeline{nullptr, nullptr});
+                    if (e.error.empty()) e.rounds.push_back(t);
                 }
-                if (unused) {
-                    std::fprintf(stderr, "    %s does not run %s: skipped\n", w->name().c_str(), variant.c_str());
-                    done += cands.size() - (ci);
-                    break;
-                }
+            }
+            set_pipeline_override(nullptr, Pipeline{nullptr, nullptr});
+            for (const Entry &e : entries) {
                 std::printf("{\"kernel\": \"%s\", \"variant\": \"%s\", \"candidate\": \"%s\", \"knobs\": \"%s\", "
                             "\"workload\": \"%s\", \"workload_class\": \"%s\", \"device\": \"%s\", \"gpu\": \"%s\", "
                             "\"driver\": \"%s\", ",
-                            kernel->kernel, variant.c_str(), id.c_str(), json_escape(knobs).c_str(),
+                            kernel->kernel, variant.c_str(), e.id.c_str(), json_escape(e.knobs).c_str(),
                             json_escape(w->name()).c_str(), json_escape(w->workload_class()).c_str(),
                             opt.device.c_str(), json_escape(gpu).c_str(), json_escape(driver).c_str());
-                if (error.empty()) {
-                    std::printf("\"median_us\": %.3f, \"min_us\": %.3f, \"samples\": %d, \"method\": \"%s\"}\n",
-                                t.median_us, t.min_us, t.samples,
-                                on_cuda ? "CUDA-graph replay of 20 calls, events; per call" : "wall time of one call");
+                if (e.error.empty()) {
+                    std::vector<double> medians;
+                    double min_us = e.rounds.front().min_us;
+                    int samples = 0;
+                    std::string list;
+                    for (const Timing &t : e.rounds) {
+                        medians.push_back(t.median_us);
+                        min_us = std::min(min_us, t.min_us);
+                        samples += t.samples;
+                        char buf[32];
+                        std::snprintf(buf, sizeof buf, "%s%.3f", list.empty() ? "" : ", ", t.median_us);
+                        list += buf;
+                    }
+                    std::printf("\"median_us\": %.3f, \"min_us\": %.3f, \"samples\": %d, \"round_medians_us\": [%s], "
+                                "\"method\": \"%s\"}\n",
+                                median(medians), min_us, samples, list.c_str(),
+                                on_cuda ? "median of rounds (rotated order) of CUDA-graph replays of 20 calls, events; per call"
+                                        : "median of rounds (rotated order) of the wall time of one call");
                 } else {
-                    std::printf("\"error\": \"%s\"}\n", json_escape(error).c_str());
-                    std::fprintf(stderr, "    %s\n", error.c_str());
+                    std::printf("\"error\": \"%s\"}\n", json_escape(e.error).c_str());
+                    std::fprintf(stderr, "    %s: %s\n", e.id.c_str(), e.error.c_str());
                 }
-                std::fflush(stdout);
             }
+            std::fflush(stdout);
         }
     }
     if (stream != nullptr) cuda::driver()->cuStreamDestroy(stream);
