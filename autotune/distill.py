@@ -17,7 +17,11 @@ Writes <out>/<experiment>.cmake (default schedules/<family>/tuned/): reviewed so
 the provenance (records file, commit, GPU, driver, Halide, date) and the per-workload times
 as comments, and `set(LIVEBOUND_TUNED_<variant> <knobs>)` for each tuned variant, which
 cmake/LiveboundKernel.cmake applies over the hand knobs (LIVEBOUND_USE_TUNED, default ON).
-An experiment with several classes names the one the build serves in "build_class".
+An experiment may define its own workload classes ("classes": name -> workloads, replacing the
+runner's labels) and name the one the variant itself serves in "build_class"; a class with
+"min_batch" B becomes, when a candidate wins it, `set(LIVEBOUND_TUNED_BATCH_<variant> B
+<knobs>)`: a second AOT variant with those knobs that the runtime runs for calls of batch
+>= B (only the families whose entry points ask for it: K2 today).
 Standard library only.
 """
 import argparse
@@ -35,6 +39,9 @@ import tune  # noqa: E402  (load_experiment, read_records)
 def distill(exp, records, margin):
     """[(variant, class, chosen record knobs or None, lines of evidence)]."""
     recs = picture.latest(records)
+    # The experiment's own classes ("classes": name -> workloads) replace the runner's labels.
+    relabel = {w: name for name, c in exp.get("classes", {}).items() for w in c["workloads"]}
+    recs = [dict(r, workload_class=relabel.get(r.get("workload"), r.get("workload_class", ""))) for r in recs]
     out = []
     for variant in exp["variants"]:
         vrecs = [r for r in recs if r.get("variant") == variant and r.get("workload") != "(build)"]
@@ -107,12 +114,19 @@ def main():
         f"# {head.get('halide')}, commit {head.get('commit')}, {head.get('date')}. The build applies each set() over the",
         "# hand knobs (cmake/LiveboundKernel.cmake); a variant without one keeps the hand schedule.",
     ]
+    batch_classes = {name: c["min_batch"] for name, c in exp.get("classes", {}).items() if "min_batch" in c}
     for variant, cls, knobs, evidence in results:
         lines.append("")
-        lines.append(f"# {variant}, workload class '{cls}'" + ("" if cls == build_class else " (not the build's class)"))
+        role = "the build's class" if cls == build_class else (
+            f"calls of batch >= {batch_classes[cls]}" if cls in batch_classes else "not used by the build")
+        lines.append(f"# {variant}, workload class '{cls}' ({role})")
         lines += [f"#   {e}" for e in evidence]
         if knobs and cls == build_class:
             lines.append(f"set(LIVEBOUND_TUNED_{variant} {knobs})")
+        elif knobs and cls in batch_classes:
+            # A second AOT variant with these knobs, which the runtime runs for calls of
+            # batch >= min_batch (cmake/LiveboundKernel.cmake, runtime/src/pipeline_call.h).
+            lines.append(f"set(LIVEBOUND_TUNED_BATCH_{variant} {batch_classes[cls]} {knobs})")
     out_dir = args.out or os.path.join(ROOT, "schedules", exp["family"], "tuned")
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, exp["name"] + ".cmake")

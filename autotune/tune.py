@@ -10,6 +10,7 @@
   autotune/tune.py <experiment> --records FILE
                                            append the runner's output from the GPU machine
                                            (FILE: its JSON lines) and draw the picture
+  autotune/tune.py <experiment> --draw     only the picture and its table, from the records
 
 <experiment> is autotune/experiments/<name>.json (or its name): the kernel, its family, the
 variants to tune, a grid of knob values and/or extra knob sets, and baselines (Halide's
@@ -242,6 +243,7 @@ def main():
     ap.add_argument("experiment")
     ap.add_argument("--bundle", help="CUDA: copy the runner and its run script into this folder")
     ap.add_argument("--records", help="append the runner output (JSON lines) from the GPU machine")
+    ap.add_argument("--draw", action="store_true", help="only draw the picture (and its table) from the records")
     ap.add_argument("--records-dir", default=os.path.join(AUTOTUNE, "records"))
     ap.add_argument("--tree", help="the build tree (default build-tune/<experiment>)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
@@ -259,6 +261,9 @@ def main():
     records_path = os.path.join(args.records_dir, exp["name"] + ".jsonl")
     tree = args.tree or os.path.join(ROOT, "build-tune", exp["name"])
 
+    if args.draw:
+        draw(exp, records_path, args)
+        return
     if args.records:
         with open(args.records) as f:
             recs = [json.loads(line) for line in f if line.strip().startswith("{")]

@@ -176,6 +176,26 @@ function(livebound_add_kernel name)
     _lb_add_kernel(${name} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${options}" "${max_registers}"
                    "${autoscheduler}" "${params}")
     set(${name}_stmt "${${name}_stmt}" PARENT_SCOPE)
+    # A batch alternate (LIVEBOUND_TUNED_BATCH_<variant> = <min batch> <knobs>): the same facts
+    # with the knobs that won the experiment's large-batch class, built as <variant>__b<min
+    # batch>; the runtime runs it for calls of batch >= min batch (livebound::for_batch,
+    # runtime/src/pipeline_call.h; generated/livebound/batch_alternates.inc).
+    if (LIVEBOUND_USE_TUNED AND DEFINED LIVEBOUND_TUNED_BATCH_${name})
+        set(spec ${LIVEBOUND_TUNED_BATCH_${name}})
+        list(POP_FRONT spec min_batch)
+        _lb_apply_knobs(alt "${params}" "${spec}")
+        set(alt_registers "${max_registers}")
+        if (NOT alt_max_registers STREQUAL "")
+            set(alt_registers "${alt_max_registers}")
+        endif ()
+        _lb_add_kernel(${name}__b${min_batch} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${options}"
+                       "${alt_registers}" "${alt_autoscheduler}" "${alt_params}")
+        string(REPLACE ";" " " knob_text "${spec}")
+        set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_BATCH_ROWS
+                     "LB_BATCH_ALTERNATE(${name}, ${min_batch}, ${name}__b${min_batch}, \"${knob_text}\")\n")
+        set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_BATCH_HEADERS
+                     "#include \"${name}.h\"\n#include \"${name}__b${min_batch}.h\"\n")
+    endif ()
     # The experiment's candidates of this variant: the same facts, other knobs. Their device
     # code is linked as the variant's is, but without the mma count and with any spills
     # allowed (a candidate's knobs change both; the runner times what results).

@@ -39,6 +39,12 @@ get_property(_lb_tune_rows GLOBAL PROPERTY LIVEBOUND_TUNE_ROWS)
 get_property(_lb_tune_headers GLOBAL PROPERTY LIVEBOUND_TUNE_HEADERS)
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/tune_candidates.inc" CONTENT "${_lb_tune_rows}")
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/tune_headers.inc" CONTENT "${_lb_tune_headers}")
+# Tuned batch alternates (schedules/<family>/tuned/, LIVEBOUND_TUNED_BATCH_<variant>), for
+# the runtime: LB_BATCH_ALTERNATE(<variant>, <min batch>, <alternate>, "<knobs>") rows.
+get_property(_lb_batch_rows GLOBAL PROPERTY LIVEBOUND_BATCH_ROWS)
+get_property(_lb_batch_headers GLOBAL PROPERTY LIVEBOUND_BATCH_HEADERS)
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/batch_alternates.inc" CONTENT "${_lb_batch_rows}")
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/batch_alternates_headers.inc" CONTENT "${_lb_batch_headers}")
 add_library(livebound_kernels INTERFACE)
 target_link_libraries(livebound_kernels INTERFACE ${LIVEBOUND_KERNELS} livebound_halide_runtime)
 target_include_directories(livebound_kernels INTERFACE "${CMAKE_BINARY_DIR}/generated")

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda_driver.h"
+#include "livebound/batch_alternates_headers.inc"  // generated: the tuned batch alternates' headers
 #include "errors.h"
 #include "validate.h"
 
@@ -75,6 +76,27 @@ std::string describe(int kind, halide_type_t type, int dimensions) {
 }
 
 }  // namespace
+
+namespace {
+struct BatchAlternate {
+    int (*variant)(void **);
+    int64_t min_batch;
+    Pipeline alternate;
+};
+// Empty without tuned batch classes (a zero-length table).
+const BatchAlternate kBatchAlternates[] = {
+#define LB_BATCH_ALTERNATE(variant, min_batch, alternate, knobs) {variant##_argv, min_batch, LB_PIPELINE(alternate)},
+#include "livebound/batch_alternates.inc"
+#undef LB_BATCH_ALTERNATE
+};
+}  // namespace
+
+const Pipeline &for_batch(const Pipeline &variant, int64_t batch) {
+    for (const BatchAlternate &a : kBatchAlternates) {
+        if (a.variant == variant.argv && batch >= a.min_batch) return a.alternate;
+    }
+    return variant;
+}
 
 namespace {
 // The one override an autotune runner sets (set_pipeline_override).

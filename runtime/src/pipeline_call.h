@@ -48,6 +48,12 @@ PipelineArg scalar(const char *name, T *value) {
     return {name, halide_argument_kind_input_scalar, halide_type_of<T>(), 0, value};
 }
 
+// The pipeline to run for a call of `batch` requests: a tuned batch alternate of `variant`
+// (schedules/<family>/tuned/*.cmake, LIVEBOUND_TUNED_BATCH_<variant>: the same facts with the
+// knobs that were fastest at large batches) when one is built and batch >= its minimum,
+// else `variant` itself. Entry points whose variants have batch classes call it.
+const Pipeline &for_batch(const Pipeline &variant, int64_t batch);
+
 // Autotune runners only (autotune/runner/): while set, every call that would run the
 // pipeline whose entry point is `variant` runs `candidate` instead (a pipeline of the same
 // interface: the same generator and facts, other schedule knobs), through the same

@@ -243,7 +243,7 @@ bool save_bar_chart(const std::string &title, const std::string &unit, const std
         height += kLine + static_cast<int>(g.bars.size()) * (kBarH + kBarGap) + kGroupGap;
         for (const Bar &b : g.bars) label_chars = std::max(label_chars, b.label.size());
     }
-    label_chars = std::min<size_t>(label_chars, 48);
+    label_chars = std::min<size_t>(label_chars, 72);
     const int label_w = 8 * static_cast<int>(label_chars) + 8;
     const int width = std::max<int>(kMargin * 2 + label_w + kBarMaxW + 120, 8 * static_cast<int>(title.size()) + 2 * kMargin);
     Canvas canvas(width, height);
