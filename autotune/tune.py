@@ -207,6 +207,31 @@ def build(exp, sets, tree, python, jobs):
     return failed
 
 
+# The GPU side of a CUDA experiment. A schedule that kills the runner (an illegal address
+# leaves the CUDA context unusable; Halide aborts) is recorded as a crash and the runner
+# restarts without it: at most 5 restarts; the last complete run's lines are the records.
+RUN_SH = r"""#!/bin/sh
+# On the GPU machine: ./run.sh OUT_DIR (then tune.py <experiment> --records OUT_DIR/records.jsonl)
+here="$(cd "$(dirname "$0")" && pwd)"; out="${1:-.}"; mkdir -p "$out"
+cp "$here/tune_meta.json" "$out/"
+driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
+exclude=""; : > "$out/crashed.jsonl"
+for attempt in 1 2 3 4 5 6; do
+  "$here/livebound_tune_runner" --kernel @KERNEL@ --device cuda --driver "$driver" --exclude "$exclude" \
+      > "$out/run.jsonl" 2> "$out/stderr.log"
+  rc=$?
+  [ $rc -eq 0 ] && break
+  last="$(grep '^\[' "$out/stderr.log" | tail -1)"
+  variant="$(echo "$last" | awk '{print $2}')"; cand="$(echo "$last" | awk '{print $3}')"
+  workload="$(echo "$last" | awk '{print $4}')"
+  echo "{\"variant\": \"$variant\", \"candidate\": \"$cand\", \"workload\": \"$workload\", \"device\": \"cuda\", \"driver\": \"$driver\", \"error\": \"the runner died (exit $rc) in this schedule's first call or check; restarted without it\"}" >> "$out/crashed.jsonl"
+  cp "$out/stderr.log" "$out/stderr.crash$attempt.log"
+  exclude="$exclude,$cand"
+done
+cat "$out/crashed.jsonl" "$out/run.jsonl" > "$out/records.jsonl"
+"""
+
+
 def annotate(rec, exp, commit, halide):
     rec = dict(rec)
     rec["experiment"] = exp["name"]
@@ -273,6 +298,13 @@ def main():
             with open(meta_path) as f:
                 meta = json.load(f)
         built_commit = meta.get("commit", commit)
+        with open(os.path.join(AUTOTUNE, "spaces.json")) as f:
+            knobs_of = {cand_id(k): " ".join(k) for k in candidates(exp, json.load(f)[exp["family"]][exp["space"]])}
+        for r in recs:  # a crash record (run.sh) names only the candidate
+            r.setdefault("kernel", exp["kernel"])
+            r.setdefault("knobs", knobs_of.get(r["candidate"], ""))
+            r.setdefault("workload_class", "")
+            r.setdefault("gpu", next((x.get("gpu") for x in recs if x.get("gpu")), ""))
         out = [annotate(r, exp, built_commit, halide) for r in recs]
         for extra in meta.get("build_errors", []):
             out.append(annotate(extra, exp, built_commit, halide))
@@ -307,12 +339,7 @@ def main():
         with open(os.path.join(bundle, "tune_meta.json"), "w") as f:
             json.dump({"commit": commit, "experiment": exp["name"], "build_errors": errors}, f, indent=1)
         with open(os.path.join(bundle, "run.sh"), "w") as f:
-            f.write("#!/bin/sh\n# On the GPU machine: ./run.sh OUT_DIR (then tune.py --records OUT_DIR/records.jsonl)\n"
-                    'here="$(cd "$(dirname "$0")" && pwd)"; out="${1:-.}"; mkdir -p "$out"\n'
-                    'cp "$here/tune_meta.json" "$out/"\n'
-                    'driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"\n'
-                    f'"$here/livebound_tune_runner" --kernel {exp["kernel"]} --device cuda --driver "$driver" '
-                    '> "$out/records.jsonl"\n')
+            f.write(RUN_SH.replace("@KERNEL@", exp["kernel"]))
         os.chmod(os.path.join(bundle, "run.sh"), 0o755)
         say(f"CUDA experiment: bundle in {os.path.relpath(bundle, ROOT)}; on the GPU run {os.path.basename(bundle)}/run.sh "
             f"OUT, then: autotune/tune.py {exp['name']} --records OUT/records.jsonl")

@@ -2,6 +2,7 @@
 //
 //   livebound_tune_runner --kernel K2 --device cuda|cpu [--workloads SUBSTRING]
 //                         [--replays N] [--cpu-repeats N] [--rounds N] [--driver TEXT]
+//                         [--exclude ID,ID]   (candidates left out: run.sh's restart after a crash)
 //
 // For each variant of the kernel that has candidates (generated tune_candidates.inc), each
 // workload, and each candidate with the hand schedule first: the variant's calls are routed
@@ -75,7 +76,7 @@ std::string json_escape(const std::string &s) {
 }
 
 struct Options {
-    std::string kernel, device = "cpu", workloads, driver;
+    std::string kernel, device = "cpu", workloads, driver, exclude;
     int replays = 30, cpu_repeats = 21, rounds = 3;
 };
 
@@ -92,6 +93,7 @@ bool parse(int argc, char **argv, Options *o) {
         if (a == "--device" && value(&o->device)) continue;
         if (a == "--workloads" && value(&o->workloads)) continue;
         if (a == "--driver" && value(&o->driver)) continue;
+        if (a == "--exclude" && value(&o->exclude)) continue;
         if (a == "--replays" && value(&v)) {
             o->replays = std::max(1, std::atoi(v.c_str()));
             continue;
@@ -109,7 +111,7 @@ bool parse(int argc, char **argv, Options *o) {
     }
     if (o->kernel.empty() || (o->device != "cpu" && o->device != "cuda")) {
         std::fprintf(stderr, "usage: livebound_tune_runner --kernel K --device cpu|cuda [--workloads S] [--replays N] "
-                             "[--cpu-repeats N] [--rounds N] [--driver TEXT]\n");
+                             "[--cpu-repeats N] [--rounds N] [--driver TEXT] [--exclude ID,ID]\n");
         return false;
     }
     return true;
@@ -172,6 +174,7 @@ int main(int argc, char **argv) {
     for (const Candidate &c : kCandidates) {
         const std::string v = c.variant;
         if (v.rfind(kernel->variant_prefix, 0) != 0) continue;
+        if (("," + opt.exclude + ",").find("," + std::string(c.id) + ",") != std::string::npos) continue;
         if (!by_variant.count(v)) variants.push_back(v);
         by_variant[v].push_back(&c);
     }
@@ -235,6 +238,8 @@ int main(int argc, char **argv) {
                 for (size_t k = 0; k < entries.size(); k++) {
                     Entry &e = entries[(k + size_t(round)) % entries.size()];
                     if (!e.error.empty()) continue;
+                    // (The same fields as the gate's lines: run.sh names a crash's schedule from them.)
+                    std::fprintf(stderr, "[t%d] %s %s %s\n", round + 1, variant.c_str(), e.id.c_str(), w->name().c_str());
                     route(e);
                     Timing t;
                     if (on_cuda) {
