@@ -15,7 +15,7 @@ set(_lb_gen_dir "${CMAKE_BINARY_DIR}/generated/livebound")
 # Tuned knobs (schedules/<family>/tuned/*.cmake, autotune/distill.py) and an autotune
 # experiment's candidates (LIVEBOUND_TUNE_FILE): cmake/LiveboundKernel.cmake applies them.
 foreach (family IN LISTS LIVEBOUND_BUILT_FAMILIES)
-    file(GLOB tuned_files "${PROJECT_SOURCE_DIR}/schedules/${family}/tuned/*.cmake")
+    file(GLOB tuned_files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/schedules/${family}/tuned/*.cmake")
     foreach (tuned IN LISTS tuned_files)
         include("${tuned}")
         set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${tuned}")

@@ -304,7 +304,8 @@ void run_k3(const lb_dsa_target_verify_metadata_args &a, const lb_device &device
     if (c.tables != Tables::pt1) {
         args.push_back(out("real_page_table", call.wrap_2d(a.real_page_table, "real_page_table", e, real_cols)));
     }
-    call.run(v->pipeline, args);
+    // A tuned batch alternate at large batches (schedules/dsa_metadata/tuned/).
+    call.run(for_batch(v->pipeline, bs), args);
 }
 
 }  // namespace

@@ -107,10 +107,11 @@ const BuiltAlternate kBuiltAlternates[] = {
 // Launches one bounded CUDA call of case `c` makes: 2, or 1 when the call runs a batch
 // alternate whose knobs put the prefix sums on the gather grid (riding_grid=true).
 size_t expected_launches(const DsaCase &c, lb_dtype dtype) {
-    if (c.next_n != 0) return 2;  // K3: no batch alternates
     const char *tables = c.rps == 1 ? "pt1" : (c.page_table_1 ? "both" : "real");
-    const std::string variant =
-        std::string("lb_k2_cuda_bounded_") + tables + "_" + (dtype == LB_INT64 ? "i64" : "i32");
+    const std::string dt = dtype == LB_INT64 ? "i64" : "i32";
+    const std::string variant = c.next_n == 0 ? std::string("lb_k2_cuda_bounded_") + tables + "_" + dt
+                                              : std::string("lb_k3_cuda_bounded_") + tables + "_" +
+                                                    (c.ctx_lens ? "ctx" : "noctx") + "_" + dt;
     for (const BuiltAlternate &a : kBuiltAlternates) {
         if (variant == a.variant && int64_t(c.seq_lens.size()) >= a.min_batch &&
             std::string(a.knobs).find("riding_grid=true") != std::string::npos) {
