@@ -21,7 +21,7 @@ An experiment may define its own workload classes ("classes": name -> workloads,
 runner's labels) and name the one the variant itself serves in "build_class"; a class with
 "min_batch" B becomes, when a candidate wins it, `set(LIVEBOUND_TUNED_BATCH_<variant> B
 <knobs>)`: a second AOT variant with those knobs that the runtime runs for calls of batch
->= B (only the families whose entry points ask for it: K2 today).
+>= B (only the families whose entry points ask for it: K2 and K3 today).
 Standard library only.
 """
 import argparse
@@ -55,9 +55,12 @@ def distill(exp, records, margin):
             if not hand:
                 out.append((variant, cls, None, ["no timed hand-schedule record: nothing to compare"]))
                 continue
+            # A candidate with an error anywhere for this variant (a */check/* gate included) never
+            # qualifies.
+            failed = {r["candidate"] for r in vrecs if "error" in r}
             by_cand = {}
             for r in crecs:
-                if r["candidate"] == "hand" or "autoscheduler=" in (r.get("knobs") or ""):
+                if r["candidate"] == "hand" or "autoscheduler=" in (r.get("knobs") or "") or r["candidate"] in failed:
                     continue
                 by_cand.setdefault(r["candidate"], []).append(r)
             best, best_mean, evidence = None, 1.0, []
@@ -80,7 +83,7 @@ def distill(exp, records, margin):
                 evidence.insert(0, f"tuned: {best['knobs']} (geometric mean {best_mean:.3f}x the hand schedule's time)")
             else:
                 evidence.insert(0, f"hand schedule kept: no candidate {margin:.0%} faster on the geometric mean "
-                                   "and not slower on any workload")
+                                   f"and at most {margin / 2:.0%} slower on every workload")
             out.append((variant, cls, best["knobs"] if best else None, evidence))
     return out
 

@@ -83,6 +83,9 @@ def candidates(exp, space):
     sets = []
     grid = exp.get("grid", {})
     keys = sorted(grid)
+    for key in keys:
+        if key not in space:
+            sys.exit(f"tune.py: knob '{key}' is not in autotune/spaces.json for this schedule")
     for values in itertools.product(*(grid[k] for k in keys)):
         knobs = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in zip(keys, values)]
         hand = all(str(space[k]["hand"]).lower() == str(v).lower() for k, v in zip(keys, values))
@@ -90,6 +93,11 @@ def candidates(exp, space):
             sets.append(knobs)
     for extra in exp.get("extra", []) + exp.get("baselines", []):
         sets.append(extra.split())
+    unique = []
+    for knobs in sets:
+        if cand_id(knobs) not in {cand_id(u) for u in unique}:
+            unique.append(knobs)  # (a knob set listed twice is built and timed once)
+    sets = unique
     for knobs in sets:
         for knob in knobs:
             key, _, value = knob.partition("=")
@@ -194,12 +202,12 @@ def build(exp, sets, tree, python, jobs):
                                    stderr=subprocess.STDOUT, text=True)
                 words = [ln.strip() for ln in r.stdout.splitlines()
                          if ln.strip() and not ln.startswith(("[", "FAILED", "ninja:")) and " && " not in ln]
-                failed[i] = ("build failed: " + " | ".join(words[-6:]))[:1200]
+                failed[(v, i)] = ("build failed: " + " | ".join(words[-6:]))[:1200]
     if any(not os.path.exists(os.path.join(tree, f"lib{v}.a")) for v in exp["variants"]):
         sys.exit("tune.py: the hand schedule itself failed to build:\n" + "".join(log)[-4000:])
     if failed:
         say(f"  {len(failed)} candidate(s) failed to build; their errors become records")
-        write(ids - set(failed))
+        write(ids - {i for _, i in failed})  # (one candidates file for all variants)
         configure()
     r = subprocess.run([ninja, "-C", tree, f"-j{jobs}", "livebound_tune_runner"], capture_output=True, text=True)
     if r.returncode != 0:
@@ -209,7 +217,8 @@ def build(exp, sets, tree, python, jobs):
 
 # The GPU side of a CUDA experiment. A schedule that kills the runner (an illegal address
 # leaves the CUDA context unusable; Halide aborts) is recorded as a crash and the runner
-# restarts without it: at most 5 restarts; the last complete run's lines are the records.
+# restarts without it: at most 5 restarts; the complete run's lines are the records. Any
+# other failure (no GPU, no candidates, a crash in the hand schedule) stops the script.
 RUN_SH = r"""#!/bin/sh
 # On the GPU machine: ./run.sh OUT_DIR (then tune.py <experiment> --records OUT_DIR/records.jsonl)
 here="$(cd "$(dirname "$0")" && pwd)"; out="${1:-.}"; mkdir -p "$out"
@@ -223,6 +232,10 @@ for attempt in 1 2 3 4 5 6; do
   [ $rc -eq 0 ] && break
   last="$(grep '^\[' "$out/stderr.log" | tail -1)"
   variant="$(echo "$last" | awk '{print $2}')"; cand="$(echo "$last" | awk '{print $3}')"
+  # Only a crash (a signal) in a candidate is restarted; any other failure stops here.
+  if [ $rc -lt 128 ] || [ -z "$cand" ] || [ "$cand" = hand ] || [ $attempt -eq 6 ]; then
+    echo "run.sh: the runner failed (exit $rc) at: $last" >&2; cat "$out/stderr.log" >&2; exit 1
+  fi
   workload="$(echo "$last" | awk '{print $4}')"
   echo "{\"variant\": \"$variant\", \"candidate\": \"$cand\", \"workload\": \"$workload\", \"device\": \"cuda\", \"driver\": \"$driver\", \"error\": \"the runner died (exit $rc) in this schedule's first call or check; restarted without it\"}" >> "$out/crashed.jsonl"
   cp "$out/stderr.log" "$out/stderr.crash$attempt.log"
@@ -318,7 +331,11 @@ def main():
     for r in read_records(records_path):
         if r.get("commit") == commit:
             done.setdefault(r.get("candidate"), set()).add(r.get("workload"))
-    todo = [k for k in sets if not done.get(cand_id(k))]
+    # Done: recorded at this commit for every workload the hand schedule was recorded for (or
+    # as a build error). A partial resume re-times the hand schedule in the new process.
+    hand_done = done.get("hand", set())
+    todo = [k for k in sets
+            if not done.get(cand_id(k)) or ("(build)" not in done[cand_id(k)] and not hand_done <= done[cand_id(k)])]
     say(f"experiment {exp['name']}: {exp['kernel']} {', '.join(exp['variants'])} on {exp['device']}; "
         f"{len(sets)} candidates + the hand schedule, {len(sets) - len(todo)} already recorded at {commit}")
     if not todo and done.get("hand"):
@@ -330,7 +347,7 @@ def main():
     errors = [{"kernel": exp["kernel"], "variant": v, "candidate": i,
                "knobs": " ".join(next(k for k in todo if cand_id(k) == i)), "workload": "(build)",
                "workload_class": "", "device": exp["device"], "error": e}
-              for v in exp["variants"] for i, e in failed.items()]
+              for (v, i), e in failed.items()]
     runner = os.path.join(tree, "autotune", "runner", "livebound_tune_runner")
     if exp["device"] == "cuda":
         bundle = args.bundle or os.path.join(ROOT, "gpu-bundle", "tune", exp["name"])

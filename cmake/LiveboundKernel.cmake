@@ -122,6 +122,33 @@ function(_lb_apply_knobs out params knobs)
     set(${out}_autoscheduler "${autoscheduler}" PARENT_SCOPE)
 endfunction()
 
+# Link options of a variant built with other knobs than its manifest's (tuned, a batch
+# alternate): the mma count is the manifest's knobs' (dropped) and a tensor-core block holds
+# 32 x tc_warps threads; the spill allowance stays.
+function(_lb_retuned_options out options tensor_core params)
+    set(kept "")
+    set(skip 0)
+    foreach (item IN LISTS options)
+        if (skip)
+            set(skip 0)
+        elseif (item STREQUAL "EXPECT_MMA" OR item STREQUAL "THREADS_PER_BLOCK")
+            set(skip 1)
+        else ()
+            list(APPEND kept ${item})
+        endif ()
+    endforeach ()
+    if (tensor_core)
+        set(threads 128)
+        foreach (p IN LISTS params)
+            if (p MATCHES "^tc_warps=([0-9]+)$")
+                math(EXPR threads "32 * ${CMAKE_MATCH_1}")
+            endif ()
+        endforeach ()
+        list(APPEND kept THREADS_PER_BLOCK ${threads})
+    endif ()
+    set(${out} ${kept} PARENT_SCOPE)
+endfunction()
+
 # livebound_write_variant_file(<file> <content>): a family's generated dispatch table or
 # header list. In a filtered tree (LIVEBOUND_ONLY_VARIANTS) only the lines of variants that
 # were built are kept (a line's variant: its last lb_* identifier).
@@ -165,6 +192,7 @@ function(livebound_add_kernel name)
     set(max_registers "${ARG_MAX_REGISTERS}")
     set(params ${ARG_PARAMS})
     set(autoscheduler "")
+    set(variant_options ${options})
     if (LIVEBOUND_USE_TUNED AND DEFINED LIVEBOUND_TUNED_${name})
         _lb_apply_knobs(tuned "${params}" "${LIVEBOUND_TUNED_${name}}")
         set(params ${tuned_params})
@@ -172,8 +200,9 @@ function(livebound_add_kernel name)
             set(max_registers "${tuned_max_registers}")
         endif ()
         set(autoscheduler "${tuned_autoscheduler}")
+        _lb_retuned_options(variant_options "${options}" "${ARG_TENSOR_CORE}" "${params}")
     endif ()
-    _lb_add_kernel(${name} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${options}" "${max_registers}"
+    _lb_add_kernel(${name} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${variant_options}" "${max_registers}"
                    "${autoscheduler}" "${params}")
     set(${name}_stmt "${${name}_stmt}" PARENT_SCOPE)
     # A batch alternate (LIVEBOUND_TUNED_BATCH_<variant> = <min batch> <knobs>): the same facts
@@ -183,12 +212,14 @@ function(livebound_add_kernel name)
     if (LIVEBOUND_USE_TUNED AND DEFINED LIVEBOUND_TUNED_BATCH_${name})
         set(spec ${LIVEBOUND_TUNED_BATCH_${name}})
         list(POP_FRONT spec min_batch)
-        _lb_apply_knobs(alt "${params}" "${spec}")
-        set(alt_registers "${max_registers}")
+        # Over the hand knobs: the experiment compared its candidates with the hand schedule.
+        _lb_apply_knobs(alt "${ARG_PARAMS}" "${spec}")
+        set(alt_registers "${ARG_MAX_REGISTERS}")
         if (NOT alt_max_registers STREQUAL "")
             set(alt_registers "${alt_max_registers}")
         endif ()
-        _lb_add_kernel(${name}__b${min_batch} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${options}"
+        _lb_retuned_options(alt_options "${options}" "${ARG_TENSOR_CORE}" "${alt_params}")
+        _lb_add_kernel(${name}__b${min_batch} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${alt_options}"
                        "${alt_registers}" "${alt_autoscheduler}" "${alt_params}")
         string(REPLACE ";" " " knob_text "${spec}")
         set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_BATCH_ROWS
@@ -237,6 +268,7 @@ function(_lb_add_kernel name generator target_kind flags options max_registers a
     set(ARG_GENERATOR "${generator}")
     set(ARG_TARGET "${target_kind}")
     set(ARG_PARAMS ${params})
+    unset(ARG_MAX_REGISTERS)  # (not the caller's: max_registers 0 means no cap)
     if (NOT max_registers STREQUAL "" AND NOT max_registers EQUAL 0)
         set(ARG_MAX_REGISTERS ${max_registers})
     endif ()

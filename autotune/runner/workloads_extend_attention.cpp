@@ -82,6 +82,7 @@ public:
             hand_o_ = o;
             return {};
         }
+        if (hand_o_.size() != o.size()) return "no hand-schedule output to compare with (its own check failed)";
         for (size_t i = 0; i < o.size(); i++) {
             if (!(std::fabs(o[i] - hand_o_[i]) <= 1e-2f)) {
                 return "o[" + std::to_string(i) + "] = " + std::to_string(o[i]) + ", the hand schedule's " +

@@ -114,7 +114,7 @@ void set_pipeline_override(int (*variant)(void **), const Pipeline &candidate) {
 }
 
 void PipelineCall::run(const Pipeline &requested, const std::vector<PipelineArg> &args) {
-    const bool rerouted = g_override_variant.load(std::memory_order_acquire) == requested.argv;
+    const bool rerouted = requested.argv != nullptr && g_override_variant.load(std::memory_order_acquire) == requested.argv;
     if (rerouted) g_override_hits.fetch_add(1, std::memory_order_relaxed);
     const Pipeline &pipeline = rerouted ? g_override_candidate : requested;
     const halide_filter_metadata_t &md = *pipeline.metadata();

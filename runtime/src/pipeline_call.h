@@ -58,7 +58,7 @@ const Pipeline &for_batch(const Pipeline &variant, int64_t batch);
 // pipeline whose entry point is `variant` runs `candidate` instead (a pipeline of the same
 // interface: the same generator and facts, other schedule knobs), through the same
 // validation and argument binding. Not thread-safe against concurrent calls; pass a
-// candidate of {nullptr, nullptr} to clear. Off (one relaxed load per call) otherwise.
+// candidate of {nullptr, nullptr} to clear. Off (one atomic load per call) otherwise.
 void set_pipeline_override(int (*variant)(void **), const Pipeline &candidate);
 // How many calls the override has rerouted so far (a runner's check that a workload reaches
 // the variant it tunes).
