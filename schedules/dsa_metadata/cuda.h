@@ -1,5 +1,6 @@
 // K2 / K3 on CUDA: two launches per call, a lengths kernel and a gather kernel (one launch,
-// knob riding_grid, measured slower: stages.h).
+// knob riding_grid: slower at small batches, the tuned batch alternates' form from 64
+// requests, schedules/dsa_metadata/tuned/).
 // Decisions, each with its reason:
 #pragma once
 
@@ -83,7 +84,9 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
 
 namespace livebound::dsa_metadata {
 
-// One launch per call (knob riding_grid, off: measured slower, stages.h): K1's riding grid
+// One launch per call (knob riding_grid; off in the hand schedule, which it loses to at small
+// batches; on in the tuned batch alternates from 64 requests, schedules/dsa_metadata/tuned/,
+// bench/results/2026-12-03-nvidia-h200-autotune.md): K1's riding grid
 // (schedules/decode_metadata/cuda.h, schedule_cuda_riding_grid) on the gather grid above.
 // Decisions, each with its reason:
 // 1. The gather grid as in schedule_cuda (table rows on x, col_groups on y, a trimmed serial

@@ -39,7 +39,9 @@ struct Knobs {
     // K3 skip bs 1 5.37 / 7.60 / 9.87, bs 64 10.09 / 18.28 / 13.19; autotune/records/
     // dsa_metadata.jsonl). Each of the five 1-D outputs rides as a loop of its own, one
     // after another in the riding block with barriers between them (in the lengths kernel
-    // they share one loop), and the two scans run there after that block's gather.
+    // they share one loop), and the two scans run there after that block's gather. With
+    // 128-thread blocks and staged totals it wins from 64 requests: the tuned batch
+    // alternates (schedules/dsa_metadata/tuned/, bench/results/2026-12-03-nvidia-h200-autotune.md).
     bool riding_grid = false;
 };
 
