@@ -14,7 +14,8 @@
 
 <experiment> is autotune/experiments/<name>.json (or its name): the kernel, its family, the
 variants to tune, a grid of knob values and/or extra knob sets, and baselines (Halide's
-autoschedulers). Every candidate is checked against autotune/spaces.json (the legal range of
+autoschedulers), and optionally "workloads": a substring that picks the runner's workloads
+(its names, e.g. "mla"; all of the kernel's when absent). Every candidate is checked against autotune/spaces.json (the legal range of
 each knob). The candidates are built in one CMake tree, build-tune/<name>/, restricted to the
 family's tuned variants (LIVEBOUND_ONLY_VARIANTS) with the candidates beside them
 (LIVEBOUND_TUNE_FILE); Ninja builds them in parallel and keeps going past a candidate that
@@ -227,6 +228,7 @@ driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/nul
 exclude=""; : > "$out/crashed.jsonl"
 for attempt in 1 2 3 4 5 6; do
   "$here/livebound_tune_runner" --kernel @KERNEL@ --device cuda --driver "$driver" --exclude "$exclude" \
+      --workloads "@WORKLOADS@" \
       > "$out/run.jsonl" 2> "$out/stderr.log"
   rc=$?
   [ $rc -eq 0 ] && break
@@ -356,13 +358,14 @@ def main():
         with open(os.path.join(bundle, "tune_meta.json"), "w") as f:
             json.dump({"commit": commit, "experiment": exp["name"], "build_errors": errors}, f, indent=1)
         with open(os.path.join(bundle, "run.sh"), "w") as f:
-            f.write(RUN_SH.replace("@KERNEL@", exp["kernel"]))
+            f.write(RUN_SH.replace("@KERNEL@", exp["kernel"]).replace("@WORKLOADS@", exp.get("workloads", "")))
         os.chmod(os.path.join(bundle, "run.sh"), 0o755)
         say(f"CUDA experiment: bundle in {os.path.relpath(bundle, ROOT)}; on the GPU run {os.path.basename(bundle)}/run.sh "
             f"OUT, then: autotune/tune.py {exp['name']} --records OUT/records.jsonl")
         return
     say("running the candidates (hand schedule first per workload)")
-    r = subprocess.run([runner, "--kernel", exp["kernel"], "--device", "cpu"], stdout=subprocess.PIPE, text=True)
+    r = subprocess.run([runner, "--kernel", exp["kernel"], "--device", "cpu", "--workloads", exp.get("workloads", "")],
+                       stdout=subprocess.PIPE, text=True)
     if r.returncode != 0:
         sys.exit(f"tune.py: the runner failed ({r.returncode})")
     recs = [annotate(json.loads(line), exp, commit, halide) for line in r.stdout.splitlines() if line.startswith("{")]

@@ -1,9 +1,16 @@
-// K7 extend_attention_fwd workloads for the autotune runner (bf16, head dim 128, causal, no
-// window, no LSE: the variant lb_k7_cuda_tc_bounded_bf16_d128_nolse on CUDA). A small ragged
-// batch is checked against the fp64 reference with the CUDA suite's tensor-core tolerance;
-// targets.md's cases B (one causal request of 8192 rows) and C (its ragged paged batch of 8),
-// 32 q / 8 kv heads, are checked against the hand schedule's output (within 1e-2; bf16 has
-// 8 mantissa bits) since an fp64 reference of them takes minutes.
+// K7 extend_attention_fwd workloads for the autotune runner (bf16, causal, no window, no LSE),
+// in two classes an experiment picks by name ("workloads" in its json, the runner's
+// --workloads substring):
+//   prefill_d128 ("d128"): the variant lb_k7_cuda_tc_bounded_bf16_d128_nolse; targets.md's
+//     cases B (one causal request of 8192 rows) and C (its ragged paged batch of 8), 32 q /
+//     8 kv heads;
+//   prefill_mla ("mla"): MLA's absorbed head dims 576/512 (16 q heads, one kv head), the
+//     variant lb_k7_cuda_tc_bounded_bf16_d576_512_nolse; the benchmark's case E on the same
+//     two shapes (bench_extend_attention; V here is its own tensor, not a view of K).
+// In each class a small ragged batch is checked against the fp64 reference with the CUDA
+// suite's tensor-core tolerance; the large cases are checked against the hand schedule's
+// output (within 1e-2; bf16 has 8 mantissa bits) since an fp64 reference of them takes
+// minutes.
 #include <cmath>
 #include <cstring>
 
@@ -18,10 +25,10 @@ using testing::ExtendCase;
 
 class ExtendWorkload : public Workload {
 public:
-    ExtendWorkload(std::string name, ExtendCase c, bool exact_reference)
-        : name_(std::move(name)), case_(std::move(c)), exact_(exact_reference) {}
+    ExtendWorkload(std::string name, std::string workload_class, ExtendCase c, bool exact_reference)
+        : name_(std::move(name)), class_(std::move(workload_class)), case_(std::move(c)), exact_(exact_reference) {}
     std::string name() const override { return name_; }
-    std::string workload_class() const override { return "prefill_d128"; }
+    std::string workload_class() const override { return class_; }
 
     std::string prepare(bool on_cuda) override {
         if (prepared_) return {};
@@ -93,7 +100,7 @@ public:
     }
 
 private:
-    std::string name_;
+    std::string name_, class_;
     ExtendCase case_;
     bool exact_, prepared_ = false;
     reference::ExtendProblem problem_;
@@ -108,16 +115,27 @@ private:
 
 WorkloadList make(bool) {
     WorkloadList w;
+    const char *d128 = "prefill_d128", *mla = "prefill_mla";
+    // targets.md's case C: a ragged batch of 8 extends over paged prefixes.
+    const std::vector<int64_t> c_extend{8192, 353, 187, 131, 174, 426, 145, 471};
+    const std::vector<int64_t> c_prefix{687, 806, 2905, 1939, 142, 252, 129, 2835};
     w.push_back(std::make_unique<ExtendWorkload>(
-        "K7/check/uneven_causal_d128",
+        "K7/check/uneven_causal_d128", d128,
         ExtendCase{"uneven_causal", 11, true, 8, 2, 128, 128, {150, 1, 33, 0, 64, 5}, {40, 0, 200, 17, 0, 3}}, true));
     w.push_back(std::make_unique<ExtendWorkload>(
-        "K7/C/ragged_paged_d128/bs:8",
-        ExtendCase{"C8", 300, true, 32, 8, 128, 128, {8192, 353, 187, 131, 174, 426, 145, 471},
-                   {687, 806, 2905, 1939, 142, 252, 129, 2835}},
-        false));
+        "K7/C/ragged_paged_d128/bs:8", d128, ExtendCase{"C8", 300, true, 32, 8, 128, 128, c_extend, c_prefix}, false));
     w.push_back(std::make_unique<ExtendWorkload>(
-        "K7/B/causal_d128/seq:8192", ExtendCase{"B8192", 200, true, 32, 8, 128, 128, {8192}, {0}}, false));
+        "K7/B/causal_d128/seq:8192", d128, ExtendCase{"B8192", 200, true, 32, 8, 128, 128, {8192}, {0}}, false));
+    w.push_back(std::make_unique<ExtendWorkload>(
+        "K7/check/uneven_causal_mla_576_512", mla,
+        ExtendCase{"uneven_causal_mla", 12, true, 16, 1, 576, 512, {150, 1, 33, 0, 64, 5}, {40, 0, 200, 17, 0, 3}},
+        true));
+    w.push_back(std::make_unique<ExtendWorkload>(
+        "K7/E/ragged_paged_mla_576_512/bs:8", mla,
+        ExtendCase{"E8", 300, true, 16, 1, 576, 512, c_extend, c_prefix}, false));
+    w.push_back(std::make_unique<ExtendWorkload>(
+        "K7/E/causal_mla_576_512/seq:8192", mla, ExtendCase{"E8192", 500, true, 16, 1, 576, 512, {8192}, {0}},
+        false));
     return w;
 }
 
