@@ -4,7 +4,13 @@
 # machine: python3 with torch, no Halide or build tools needed, only liblivebound.so (built
 # with CUDA) copied over. With LIVEBOUND_FFI_LIB set (liblivebound_ffi.so, and tvm_ffi on
 # PYTHONPATH) also test_ffi_torch_cuda.py (the compiled binding) and test_torch_ops_cuda.py
-# (the torch.library ops: eager, torch.compile, CUDA graphs, opcheck).
+# (the torch.library ops: eager, torch.compile, CUDA graphs, opcheck). K2-K6 run in each of
+# them too (test_kernels.py's problems on the device), and test_multi_gpu_cuda.py (tensors on
+# cuda:1 with cuda:0 current, a stream of another device refused; skipped with one GPU).
+#
+# Two passes when torch sees 2 or more GPUs: every module on cuda:0, then the per-device
+# modules again on cuda:1 (LIVEBOUND_TEST_DEVICE=1; torch's current device stays cuda:0).
+# The exit status is non-zero when either pass failed.
 #
 #   LIVEBOUND_LIB=/path/to/liblivebound.so python/run_gpu_check.sh
 #   python/run_gpu_check.sh /path/to/liblivebound.so
@@ -31,4 +37,14 @@ if [[ -n "${LIVEBOUND_FFI_LIB:-}" ]]; then
     modules+=(test_ffi_torch_cuda test_torch_ops_cuda)
 fi
 cd "$here/tests"
-exec "$py" -m unittest -v "${modules[@]}"
+devices="$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)"
+status=0
+echo "== pass 1: cuda:0 (LIVEBOUND_TEST_DEVICE=0)"
+LIVEBOUND_TEST_DEVICE=0 "$py" -m unittest -v "${modules[@]}" test_multi_gpu_cuda || status=1
+if [[ "$devices" -ge 2 ]]; then
+    echo "== pass 2: cuda:1 (LIVEBOUND_TEST_DEVICE=1; $devices devices)"
+    LIVEBOUND_TEST_DEVICE=1 "$py" -m unittest -v "${modules[@]}" || status=1
+else
+    echo "== no pass on cuda:1: torch sees $devices CUDA device(s)"
+fi
+exit "$status"

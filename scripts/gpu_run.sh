@@ -3,7 +3,9 @@
 #   scripts/gpu_run.sh <commit> <out-dir> [bench-filter]
 # Runs every test binary (gtest XML + log), the demo (text and JSON), every family's
 # benchmark and, if present, the autotune sweep binaries; everything lands in
-# <out-dir>/gpu_run.tgz (the device tool returns few files).
+# <out-dir>/gpu_run.tgz (the device tool returns few files). With 2 or more GPUs every
+# test binary runs a second time on cuda:1 (LIVEBOUND_TEST_DEVICE=1: <name>.device1.xml/.log),
+# and python/run_gpu_check.sh adds its cuda:1 pass.
 set -uo pipefail
 commit="$1"
 final="$2"
@@ -17,6 +19,15 @@ for t in gpu-bundle/tests/test_*; do
     "$t" --gtest_output="xml:$out/$name.xml" >"$out/$name.log" 2>&1
     echo "$name rc=$?" >>"$out/tests.txt"
 done
+gpus="$(nvidia-smi --list-gpus | wc -l)"
+if [[ "$gpus" -ge 2 ]]; then
+    # The same suites on the second GPU (tests/cuda_test_util.h: test_device()).
+    for t in gpu-bundle/tests/test_*; do
+        name="$(basename "$t")"
+        LIVEBOUND_TEST_DEVICE=1 "$t" --gtest_output="xml:$out/$name.device1.xml" >"$out/$name.device1.log" 2>&1
+        echo "$name (cuda:1) rc=$?" >>"$out/tests.txt"
+    done
+fi
 gpu-bundle/livebound demo >"$out/demo.txt" 2>&1
 gpu-bundle/livebound demo --json >"$out/demo.json" 2>&1
 gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"

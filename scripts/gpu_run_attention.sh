@@ -16,6 +16,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv >
 for t in test_mma_tile_cuda test_extend_attention_cuda test_extend_attention_unified_cuda; do
     gpu-bundle/tests/$t --gtest_output="xml:$out/$t.xml" >"$out/$t.log" 2>&1
     echo "$t rc=$?" >>"$out/tests.txt"
+    if [[ "$(nvidia-smi --list-gpus | wc -l)" -ge 2 ]]; then  # again on the second GPU
+        LIVEBOUND_TEST_DEVICE=1 gpu-bundle/tests/$t --gtest_output="xml:$out/$t.device1.xml" >"$out/$t.device1.log" 2>&1
+        echo "$t (cuda:1) rc=$?" >>"$out/tests.txt"
+    fi
 done
 # The Python layer on torch CUDA tensors (K7/K8 reach the tensor-core kernels through it),
 # when the bundle has the shared library.

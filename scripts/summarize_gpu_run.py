@@ -43,10 +43,13 @@ def test_summary(res, context):
     if os.path.exists(torch_log):
         with open(torch_log) as f:
             text = f.read()
-        ran = re.search(r"Ran (\d+) tests?", text)
-        verdict = "OK" if re.search(r"^OK", text, re.M) else "FAILED"
-        lines += ["", f"python/tests/test_torch_cuda.py (python/ on torch CUDA tensors, incl. torch.cuda.graph "
-                  f"capture/replay): {ran.group(1) if ran else '?'} tests, {verdict}."]
+        # One "Ran N tests" per pass of run_gpu_check.sh (cuda:0, and cuda:1 with 2 GPUs).
+        ran = [int(n) for n in re.findall(r"^Ran (\d+) tests?", text, re.M)]
+        ok = ran and not re.search(r"^FAILED", text, re.M) and len(re.findall(r"^OK", text, re.M)) == len(ran)
+        verdict = "OK" if ok else "FAILED"
+        lines += ["", f"python/tests/test_torch_cuda.py and the other torch modules (python/ on torch CUDA tensors, "
+                  f"incl. torch.cuda.graph capture/replay; {len(ran)} pass(es)): "
+                  f"{sum(ran) if ran else '?'} tests, {verdict}."]
     lines += ["", "Skipped on the GPU machine: tests that need the absence of a device "
               "(they run in CI instead).", ""]
     return "\n".join(lines)

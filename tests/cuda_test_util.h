@@ -5,12 +5,18 @@
 //
 // Every function needs the device's primary context current (cuda::ScopedContext; the
 // fixture CudaFixture makes it current for each test).
+//
+// The device: every CUDA suite runs on the ordinal in $LIVEBOUND_TEST_DEVICE (0 when unset;
+// test_device()), so the same binaries test a second GPU (CTest registers each CUDA suite
+// again with LIVEBOUND_TEST_DEVICE=1, label multi_gpu; tests/CMakeLists.txt).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,6 +26,36 @@
 #include "livebound/livebound.h"
 
 namespace livebound::testing {
+
+// The CUDA device ordinal named by `text` (LIVEBOUND_TEST_DEVICE's value): nullptr or "" is
+// device 0; otherwise a decimal ordinal in [0, 1024), nothing else (no sign, no spaces, no
+// trailing characters). -1 plus *why for anything else.
+inline int parse_test_device(const char *text, std::string *why) {
+    if (text == nullptr || *text == '\0') return 0;
+    char *end = nullptr;
+    errno = 0;
+    const long value = std::strtol(text, &end, 10);
+    const bool digits_only = text[0] >= '0' && text[0] <= '9' && end != nullptr && *end == '\0';
+    if (!digits_only || errno != 0 || value < 0 || value >= 1024) {
+        *why = std::string("LIVEBOUND_TEST_DEVICE='") + text +
+               "' is not a CUDA device ordinal (a decimal integer in [0, 1024); unset means 0)";
+        return -1;
+    }
+    return static_cast<int>(value);
+}
+
+// The CUDA device the suites run on: $LIVEBOUND_TEST_DEVICE, 0 when unset or empty. A
+// malformed value is a test failure here (ADD_FAILURE naming it), never a silent 0: the
+// function then returns -1 and the caller stops (CudaFixture does).
+inline int test_device() {
+    std::string why;
+    const int device = parse_test_device(std::getenv("LIVEBOUND_TEST_DEVICE"), &why);
+    if (device < 0) ADD_FAILURE() << why;
+    return device;
+}
+
+// "cuda:<device>" for messages and case descriptions.
+inline std::string cuda_label(int device) { return "cuda:" + std::to_string(device); }
 
 // "" when `result` is CUDA_SUCCESS, else "cuXxx failed: ...".
 inline std::string cuda_error(const char *call, cuda::CUresult result) {
@@ -186,23 +222,56 @@ CapturedNodes capture_nodes(cuda::CUstream stream, Call &&call) {
     return out;
 }
 
-// Device 0's primary context current and a non-blocking stream (stream_), or the test is
-// skipped, saying why. Each family's suite derives from it and adds its run_on_device().
+// The test device's primary context current (test_device(): device_, and stream_ a
+// non-blocking stream created on it), or the test is skipped, saying why (no driver, fewer
+// devices than the test device needs, a device livebound cannot use); a malformed
+// LIVEBOUND_TEST_DEVICE fails the test. Each family's suite derives from it and adds its
+// run_on_device(), calling with livebound::cuda_device(device_, stream).
 class CudaFixture : public ::testing::Test {
 protected:
     void SetUp() override {
+        device_ = test_device();
+        ASSERT_GE(device_, 0) << "LIVEBOUND_TEST_DEVICE is malformed";
         if (cuda::driver() == nullptr) GTEST_SKIP() << "no CUDA driver: " << cuda::why_unavailable();
-        if (lb_cuda_device_count() == 0) GTEST_SKIP() << "the CUDA driver reports no device";
-        if (lb_cuda_device_available(0) == 0) GTEST_SKIP() << "CUDA device 0 cannot run livebound's CUDA variants";
-        context_ = std::make_unique<cuda::ScopedContext>(0);
+        const int32_t count = lb_cuda_device_count();
+        if (count <= device_) {
+            GTEST_SKIP() << "needs " << device_ + 1 << " CUDA device" << (device_ > 0 ? "s" : "")
+                         << " (the test device is " << cuda_label() << ": LIVEBOUND_TEST_DEVICE=" << device_ << "), "
+                         << count << " present";
+        }
+        if (lb_cuda_device_available(device_) == 0) {
+            GTEST_SKIP() << "CUDA device " << device_ << " cannot run livebound's CUDA variants";
+        }
+        context_ = std::make_unique<cuda::ScopedContext>(device_);
         ASSERT_TRUE(context_->ok()) << context_->error();
         ASSERT_EQ(cuda_error("cuStreamCreate", cuda::driver()->cuStreamCreate(&stream_, cuda::kStreamNonBlocking)), "");
     }
     void TearDown() override {
         if (stream_ != nullptr) cuda::driver()->cuStreamDestroy(stream_);
+        stream_ = nullptr;
         context_.reset();
     }
 
+    // "cuda:<device_>" followed by `suffix`, for case descriptions.
+    std::string cuda_label(const std::string &suffix = "") const {
+        return livebound::testing::cuda_label(device_) + suffix;
+    }
+
+    // A device other than device_ (the next ordinal, wrapping: device_ + 1 mod count) for
+    // the wrong-device tests; -1 with fewer than two devices.
+    int other_device() const {
+        const int32_t count = lb_cuda_device_count();
+        return count < 2 ? -1 : (device_ + 1) % count;
+    }
+
+    // What the runtime says of a tensor on device_ in a call on `call_device`
+    // (validate::on_cuda_device): both ordinals, in that order.
+    std::string tensor_on_test_device_text(int call_device) const {
+        return "lives on CUDA device " + std::to_string(device_) + ", but the call runs on device " +
+               std::to_string(call_device);
+    }
+
+    int device_ = 0;  // the CUDA ordinal every call of the test runs on
     std::unique_ptr<cuda::ScopedContext> context_;
     cuda::CUstream stream_ = nullptr;
 };

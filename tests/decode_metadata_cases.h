@@ -447,7 +447,7 @@ struct DecodeMetadataProblem {
 
     bool skip_page_table = false;
 
-    std::string describe(lb_variant variant, const char *device = "cpu") const {
+    std::string describe(lb_variant variant, const std::string &device = "cpu") const {
         std::ostringstream os;
         os << "case=" << spec.name << " seed=" << spec.seed << " seq_lens=" << dtype_name(seq_lens_dtype)
            << " req_pool_indices=" << dtype_name(index_dtype) << " variant=" << variant_name(variant)

@@ -1,4 +1,5 @@
-// K1 normal_decode_set_metadata on CUDA device 0, on caller-owned device memory
+// K1 normal_decode_set_metadata on the test CUDA device (LIVEBOUND_TEST_DEVICE, default 0;
+// cuda_test_util.h), on caller-owned device memory
 // (cuMemAlloc in the primary context) and a caller-created non-blocking stream, against
 // the plain C++ reference. Same cases and checks as the CPU suite (decode_metadata_cases.h):
 // device outputs are poisoned by uploading the poisoned host storage, and downloaded
@@ -25,7 +26,7 @@ namespace {
 
 using DeviceMirror = DeviceCopies<HostTensor>;
 
-// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K1 runs.
+// CudaFixture (the test device's primary context and a non-blocking stream, or skipped) + K1 runs.
 class CudaTestBase : public CudaFixture {
 protected:
     // Mirrors p to the device, runs K1 on `stream`, synchronises and downloads every
@@ -36,7 +37,7 @@ protected:
         if (!error.empty()) return ::testing::AssertionFailure() << error;
         const lb_decode_metadata_args args =
             p.args(variant, [&](HostTensor &t) { return mirror.device_pointer(t); });
-        const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(0, stream));
+        const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(device_, stream));
         if (status != LB_OK) {
             return ::testing::AssertionFailure() << "status " << status << ", lb_last_error(): " << lb_last_error();
         }
@@ -61,7 +62,7 @@ using CudaDecodeMetadata = CudaParamTest<MatrixParam>;
 TEST_P(CudaDecodeMetadata, MatchesReferenceAndLeavesEverythingElsePoisoned) {
     const auto &[spec, seq_dtype, index_dtype, variant] = GetParam();
     DecodeMetadataProblem problem = make_problem(spec, seq_dtype, index_dtype);
-    const std::string context = problem.describe(variant, "cuda:0");
+    const std::string context = problem.describe(variant, cuda_label());
     SCOPED_TRACE(context);
     const reference::DecodeMetadataExpected expected = reference::decode_metadata(problem.reference_inputs());
 
@@ -100,7 +101,7 @@ TEST_P(CudaDecodeMetadataSkipPageTable, WritesOnlySeqlensAndPrefixSums) {
         problem.swa_page_table = HostTensor{};
         problem.full_to_swa = HostTensor{};
     }
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + (tables_absent ? " page tables absent" : "");
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label()) + (tables_absent ? " page tables absent" : "");
     SCOPED_TRACE(context);
     reference::DecodeMetadataInputs inputs = problem.reference_inputs();
     inputs.full_to_swa = nullptr;
@@ -135,7 +136,7 @@ TEST_P(CudaDecodeMetadataInnerStride2, OneDimensionalHonouredTablesRejected) {
     DecodeMetadataProblem problem = make_problem(picked[0], LB_INT32, LB_INT32);
     HostTensor &tensor = problem.*(strided.member);
     tensor = restrided(tensor, 2, strided.filler);
-    const std::string context = problem.describe(variant, "cuda:0") + " " + strided.name + " with every stride doubled";
+    const std::string context = problem.describe(variant, cuda_label()) + " " + strided.name + " with every stride doubled";
     SCOPED_TRACE(context);
     const reference::DecodeMetadataExpected expected = reference::decode_metadata(problem.reference_inputs());
 
@@ -148,7 +149,7 @@ TEST_P(CudaDecodeMetadataInnerStride2, OneDimensionalHonouredTablesRejected) {
     DeviceMirror mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     const lb_decode_metadata_args args = problem.args(variant, [&](HostTensor &t) { return mirror.device_pointer(t); });
-    const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(0, stream_));
+    const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(device_, stream_));
     const std::string message = lb_last_error();
     EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << "2-D tables need a column stride of 1; lb_last_error(): " << message;
     EXPECT_TRUE(names_argument(message, strided.name)) << message;
@@ -173,7 +174,7 @@ TEST_F(CudaDecodeMetadataDefaultStream, NullStreamIsTheLegacyDefaultStream) {
     const std::vector<DecodeMetadataCase> picked = decode_metadata_cases_named({"B16_len512_ps64_swa"});
     ASSERT_EQ(picked.size(), 1u);
     DecodeMetadataProblem problem = make_problem(picked[0], LB_INT64, LB_INT64);
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0 stream NULL");
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label(" stream NULL"));
     SCOPED_TRACE(context);
     const reference::DecodeMetadataExpected expected = reference::decode_metadata(problem.reference_inputs());
     ASSERT_TRUE(run_on_device(problem, LB_BOUNDED, nullptr)) << context;
@@ -190,14 +191,14 @@ TEST_P(CudaDecodeMetadataGraph, ReplaysFollowUpdatedSeqLens) {
     const auto &[spec, dtype] = GetParam();
     const cuda::Driver *d = cuda::driver();
     DecodeMetadataProblem problem = make_problem(spec, dtype, dtype);
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0 graph");
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label(" graph"));
     SCOPED_TRACE(context);
 
     DeviceMirror mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     const lb_decode_metadata_args args =
         problem.args(LB_BOUNDED, [&](HostTensor &t) { return mirror.device_pointer(t); });
-    const lb_device device = livebound::cuda_device(0, stream_);
+    const lb_device device = livebound::cuda_device(device_, stream_);
 
     // Warm-up (JIT-compiles the variant's PTX), outside the capture.
     ASSERT_EQ(lb_normal_decode_set_metadata(&args, device), LB_OK) << lb_last_error();
@@ -315,7 +316,7 @@ TEST_F(CudaDecodeMetadataGarbage, GarbageValuesStayInBounds) {
             lengths[kDead] = -5;
             p.set_seq_lens(lengths);
             const std::string context =
-                p.describe(variant, "cuda:0") + " with garbage indices in every request but 2";
+                p.describe(variant, cuda_label()) + " with garbage indices in every request but 2";
             SCOPED_TRACE(context);
 
             ASSERT_TRUE(run_on_device(p, variant, stream_)) << context;
@@ -353,14 +354,14 @@ TEST_F(CudaDecodeMetadataWrongMemory, HostPageTableIsRejectedByName) {
     const std::vector<DecodeMetadataCase> picked = decode_metadata_cases_named({"B16_len512_ps64_swa"});
     ASSERT_EQ(picked.size(), 1u);
     DecodeMetadataProblem problem = make_problem(picked[0], LB_INT64, LB_INT64);
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " page_table in host memory (std::vector)";
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label()) + " page_table in host memory (std::vector)";
     SCOPED_TRACE(context);
     DeviceMirror mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     lb_decode_metadata_args args = problem.args(LB_BOUNDED, [&](HostTensor &t) { return mirror.device_pointer(t); });
     args.page_table.data = problem.page_table.data();  // host memory
 
-    const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(0, stream_));
+    const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(device_, stream_));
     const std::string message = lb_last_error();
     EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << "status " << status << ": " << message;
     EXPECT_TRUE(names_argument(message, "page_table")) << message;
@@ -373,26 +374,30 @@ TEST_F(CudaDecodeMetadataWrongMemory, HostPageTableIsRejectedByName) {
 }
 
 // ---- memory of another CUDA device ----
-// Every tensor lives on device 0; the call runs on device 1. The first tensor checked for
-// residency, seq_lens, is refused by name (checked with cuPointerGetAttribute's device
-// ordinal), and nothing is written. Needs two devices.
+// Every tensor lives on the test device; the call runs on another device (other_device()).
+// The first tensor checked for residency, seq_lens, is refused by name (checked with
+// cuPointerGetAttribute's device ordinal), naming both devices, and nothing is written. The
+// stream is the legacy default stream (a special handle, valid on any device). Needs two
+// devices.
 TEST_F(CudaDecodeMetadataWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
-    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    const int other = other_device();
+    if (other < 0) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
     const std::vector<DecodeMetadataCase> picked = decode_metadata_cases_named({"B16_len512_ps64_swa"});
     ASSERT_EQ(picked.size(), 1u);
     DecodeMetadataProblem problem = make_problem(picked[0], LB_INT64, LB_INT64);
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:1") + " every tensor on device 0";
+    const std::string context =
+        problem.describe(LB_BOUNDED, livebound::testing::cuda_label(other)) + " every tensor on " + cuda_label();
     SCOPED_TRACE(context);
     DeviceMirror mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     const lb_decode_metadata_args args =
         problem.args(LB_BOUNDED, [&](HostTensor &t) { return mirror.device_pointer(t); });
 
-    const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(1, nullptr));
+    const lb_status status = lb_normal_decode_set_metadata(&args, livebound::cuda_device(other, nullptr));
     const std::string message = lb_last_error();
     EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
     EXPECT_TRUE(names_argument(message, "seq_lens")) << message;
-    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+    EXPECT_NE(message.find(tensor_on_test_device_text(other)), std::string::npos) << message;
 
     ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
     ASSERT_EQ(mirror.download_outputs(problem), "");

@@ -1,9 +1,11 @@
 """The compiled binding (livebound.ffi) on torch CUDA tensors, for the GPU machine: the K1, K7
-and K8 tests of test_torch_cuda.py run again with livebound's kernels replaced by
-livebound.ffi's (eager on torch's current stream and on a side stream, the full-width twin,
+and K8 tests of test_torch_cuda.py (and its K2-K6 ones, test_kernels.py's on the device) run
+again with livebound's kernels replaced by livebound.ffi's (eager on torch's current stream and on a side stream, the full-width twin,
 CUDA-graph capture and replay, fp64/torch references). livebound.ffi has no `stream`
 argument (torch's current stream is the call's) and raises ValueError: those two tests are
-restated here. Needs tvm_ffi and LIVEBOUND_FFI_LIB; skips like test_torch_cuda otherwise."""
+restated here. Needs tvm_ffi and LIVEBOUND_FFI_LIB; skips like test_torch_cuda otherwise. The
+device is test_torch_cuda's (LIVEBOUND_TEST_DEVICE, default 0; torch's current device stays
+cuda:0, so that the binding must take the device and its current stream from the tensors)."""
 
 import os
 import sys
@@ -52,9 +54,8 @@ class _Swap:
 class FfiK1TorchCuda(_Swap, base.K1TorchCuda):
     def test_eager_side_stream(self):
         p = self.make(seed=3)
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):  # the binding runs on torch's current stream = s
+        s = base.side_stream(self.dev)
+        with torch.cuda.stream(s):  # the binding runs on torch's current stream of the tensors' device = s
             self.call(p)
         s.synchronize()
         self.check(p)
@@ -74,8 +75,14 @@ class FfiAttentionTorchCuda(_Swap, base.AttentionTorchCuda):
         u = self.tensors(seed=61, unified=True)
         with self.assertRaisesRegex(ValueError, "sm_scale"):
             self.k8(u, True, -1, None, sm_scale=-1.0)
-        torch.cuda.synchronize()
+        base.synchronize(self.dev)
         self.assertTrue(bool((t.o == base.O_POISON).all()) and bool((u.o == base.O_POISON).all()))
+
+
+# K2-K6: test_kernels.py's tests through livebound.ffi on the test device (FfiCudaK2..., as
+# test_torch_cuda's CudaK2... for the ctypes layer).
+globals().update(base.kernel_classes_on_test_device("FfiCuda", lambda: {name: getattr(ffi, name) for name in base.K2_K6},
+                                                    needs_ffi))
 
 
 if __name__ == "__main__":

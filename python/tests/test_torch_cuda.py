@@ -1,5 +1,5 @@
-"""K1, K7 and K8 through the Python layer on torch CUDA tensors (for the GPU machine:
-python3 with torch, liblivebound.so built with CUDA named by LIVEBOUND_LIB; no Halide needed).
+"""K1-K8 through the Python layer on torch CUDA tensors (for the GPU machine: python3 with
+torch, liblivebound.so built with CUDA named by LIVEBOUND_LIB; no Halide needed).
 
 K1:
   - eager calls on torch's current stream (and on an explicit side stream) against a torch
@@ -13,9 +13,18 @@ kv_indices: variants every CUDA build has):
     sinks, GQA), rows outside the requests untouched, LSE; the full-width twin bit-identical;
   - a bad argument raises LbError naming it;
   - K7 under torch.cuda.graph capture, replayed after q_extend changed in place.
+K2-K6: test_kernels.py's numpy tests again (Cuda<class>), every array copied to a tensor on
+the test device for the call and back after it (on_device), so its numpy checks apply.
 
-Skips without torch or a CUDA device, unless LIVEBOUND_REQUIRE_CUDA=1 (run_gpu_check.sh
-sets it), which turns the skip into a failure.
+The device: LIVEBOUND_TEST_DEVICE (a CUDA ordinal, default 0; anything else is an error at
+import) names the device every tensor lives on. The tests never make it torch's current
+device: torch's current device stays cuda:0, so with LIVEBOUND_TEST_DEVICE=1 every call also
+checks that the binding takes the device (index and current stream) from the tensors, not from
+torch's current device. Streams, synchronisation and graph capture name the device explicitly.
+
+Skips without torch or the test device (fewer than LIVEBOUND_TEST_DEVICE + 1 CUDA devices),
+unless LIVEBOUND_REQUIRE_CUDA=1 (run_gpu_check.sh sets it), which turns the skip into a
+failure.
 """
 
 import os
@@ -32,18 +41,61 @@ try:
 except ImportError:
     torch = None
 
+try:
+    import numpy as np  # (K2-K6: test_kernels.py's numpy problems)
+except ImportError:
+    np = None
+
 POISON = -7777
 REQUIRE = os.environ.get("LIVEBOUND_REQUIRE_CUDA") == "1"
 
 
-def _why_not():
+def _test_device_index():
+    """LIVEBOUND_TEST_DEVICE as a CUDA ordinal: unset or empty is 0; anything but a decimal
+    ordinal is an error (never a silent 0)."""
+    text = os.environ.get("LIVEBOUND_TEST_DEVICE", "")
+    if text == "":
+        return 0
+    if not text.isdigit() or int(text) >= 1024:
+        raise ValueError("LIVEBOUND_TEST_DEVICE=%r is not a CUDA device ordinal (a decimal integer in [0, 1024); "
+                         "unset means 0)" % text)
+    return int(text)
+
+
+TEST_DEVICE = _test_device_index()
+
+
+def cuda_test_device():
+    """torch.device of the test device (cuda:LIVEBOUND_TEST_DEVICE)."""
+    return torch.device("cuda", TEST_DEVICE)
+
+
+def _why_not(index=None):
+    """Why CUDA device `index` (default: the test device) cannot be tested, or None."""
+    index = TEST_DEVICE if index is None else index
     if torch is None:
         return "torch is not installed"
     if not torch.cuda.is_available():
         return "torch sees no CUDA device"
-    if not livebound.cuda_device_available(torch.cuda.current_device()):
-        return "liblivebound.so cannot use CUDA device %d (%s)" % (torch.cuda.current_device(), livebound.last_error())
+    if torch.cuda.device_count() <= index:
+        return "needs %d CUDA device(s) for cuda:%d (LIVEBOUND_TEST_DEVICE), torch sees %d" % (
+            index + 1, index, torch.cuda.device_count())
+    if not livebound.cuda_device_available(index):
+        return "liblivebound.so cannot use CUDA device %d (%s)" % (index, livebound.last_error())
     return None
+
+
+def side_stream(dev):
+    """A new torch stream on `dev` that waits for dev's current stream."""
+    s = torch.cuda.Stream(device=dev)
+    s.wait_stream(torch.cuda.current_stream(dev))
+    return s
+
+
+def synchronize(dev):
+    """torch.cuda.synchronize of `dev` (a no-op on the CPU, for the CPU runs of these classes)."""
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
 
 
 def reference(seq_lens, rpi, r2t, max_pages, delta, ps, width):
@@ -68,7 +120,7 @@ class K1TorchCuda(unittest.TestCase):
             if REQUIRE:
                 raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
             raise unittest.SkipTest(why)
-        cls.dev = torch.device("cuda", torch.cuda.current_device())
+        cls.dev = cuda_test_device()
 
     def make(self, bs=6, ps=16, max_pages=32, seed=0, pool_rows=11):
         g = torch.Generator().manual_seed(seed)
@@ -98,7 +150,7 @@ class K1TorchCuda(unittest.TestCase):
                                              **kw)
 
     def check(self, p, full_width=False):
-        torch.cuda.synchronize()
+        synchronize(self.dev)
         L, cu, pt = reference(p.seq_lens, p.rpi, p.r2t, p.max_pages, 0, p.ps, p.width)
         bs = p.bs
         self.assertTrue(torch.equal(p.cache[:bs], L), "cache_seqlens %s vs %s" % (p.cache[:bs], L))
@@ -123,14 +175,13 @@ class K1TorchCuda(unittest.TestCase):
 
     def test_eager_side_stream(self):
         p = self.make(seed=3)
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):  # livebound picks up torch's current stream = s
+        s = side_stream(self.dev)
+        with torch.cuda.stream(s):  # livebound picks up torch's current stream of the tensors' device = s
             self.call(p)
         s.synchronize()
         self.check(p)
         self.poison(p)
-        torch.cuda.synchronize()
+        synchronize(self.dev)
         self.call(p, stream=s)  # explicit stream argument
         s.synchronize()
         self.check(p)
@@ -153,8 +204,10 @@ class K1TorchCuda(unittest.TestCase):
         self.check(p)
         g = torch.cuda.CUDAGraph()
         self.poison(p)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(g):  # capture runs on a side stream: torch's current stream
+        synchronize(self.dev)
+        # The capture stream on the tensors' device (torch.cuda.graph's default capture stream
+        # is made once per process on whatever device was current then).
+        with torch.cuda.graph(g, stream=side_stream(self.dev)):  # the capture stream is torch's current stream
             self.call(p)
         gen = torch.Generator().manual_seed(7)
         ctx = p.max_pages * p.ps
@@ -215,7 +268,7 @@ class AttentionTorchCuda(unittest.TestCase):
             if REQUIRE:
                 raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
             raise unittest.SkipTest(why)
-        cls.dev = torch.device("cuda", torch.cuda.current_device())
+        cls.dev = cuda_test_device()
 
     def tensors(self, seed, unified):
         """One problem: query rows start at row 1 (row 0 and the last row belong to no
@@ -265,7 +318,7 @@ class AttentionTorchCuda(unittest.TestCase):
         return o, lse
 
     def check(self, t, o, want_o, lse=None, want_lse=None):
-        torch.cuda.synchronize()
+        synchronize(self.dev)
         rows = torch.zeros(t.T, dtype=torch.bool, device=self.dev)
         rows[t.qo[0].item(): t.qo[-1].item()] = True
         got = o.double()
@@ -300,7 +353,7 @@ class AttentionTorchCuda(unittest.TestCase):
                 t.o.fill_(O_POISON)
                 t.lse.fill_(LSE_POISON)
                 self.k7(t, causal, window, sinks, t.lse, variant="full_width")
-                torch.cuda.synchronize()
+                synchronize(self.dev)
                 self.assertTrue(torch.equal(t.o, bounded_o), "full width differs from bounded (o)")
                 self.assertTrue(torch.equal(t.lse, bounded_lse), "full width differs from bounded (lse)")
 
@@ -315,7 +368,7 @@ class AttentionTorchCuda(unittest.TestCase):
                 bounded_o = t.o.clone()
                 t.o.fill_(O_POISON)
                 self.k8(t, causal, window, sinks, variant="full_width")
-                torch.cuda.synchronize()
+                synchronize(self.dev)
                 self.assertTrue(torch.equal(t.o, bounded_o), "full width differs from bounded")
 
     def test_bad_argument_raises(self):
@@ -327,15 +380,15 @@ class AttentionTorchCuda(unittest.TestCase):
         with self.assertRaises(livebound.LbError) as cm:
             self.k8(u, True, -1, None, sm_scale=-1.0)
         self.assertIn("sm_scale", cm.exception.message)
-        torch.cuda.synchronize()
+        synchronize(self.dev)
         self.assertTrue(bool((t.o == O_POISON).all()) and bool((u.o == O_POISON).all()))
 
     def test_k7_cuda_graph(self):
         t = self.tensors(seed=70, unified=False)
         self.k7(t, True, 16, t.sinks, t.lse)  # warm-up outside capture (JIT-compiles the PTX)
-        torch.cuda.synchronize()
+        synchronize(self.dev)
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
+        with torch.cuda.graph(g, stream=side_stream(self.dev)):
             self.k7(t, True, 16, t.sinks, t.lse)
         gen = torch.Generator().manual_seed(71)
         for step in range(2):
@@ -346,6 +399,87 @@ class AttentionTorchCuda(unittest.TestCase):
             want_o, want_lse = self.reference(t, True, 16, t.sinks, unified=False)
             with self.subTest(step=step):
                 self.check(t, t.o, want_o, t.lse, want_lse)
+
+
+# ---- K2-K6 on the test device: test_kernels.py's numpy tests, every array on the GPU --------
+K2_K6 = ("fused_dsa_decode_metadata", "fused_dsa_target_verify_metadata", "update_trtllm_mha_graph_metadata",
+         "get_k_and_s", "transform_index_page_table_prefill")
+
+
+def on_device(fn, dev):
+    """fn (a K2-K6 function of one of the bindings) called with every numpy array argument
+    copied to a torch tensor on `dev` (one tensor per array, so that an array passed twice stays
+    one tensor), every tensor copied back into its array after the call (the kernel's writes
+    land in the arrays, as on the CPU), and a returned tensor given back as its array."""
+
+    def call(*args, **kwargs):
+        made = {}
+
+        def tensor(x):
+            if np is not None and isinstance(x, np.ndarray):
+                if id(x) not in made:
+                    made[id(x)] = (x, torch.from_numpy(x).to(dev))
+                return made[id(x)][1]
+            return x
+
+        result = fn(*[tensor(a) for a in args], **{k: tensor(v) for k, v in kwargs.items()})
+        synchronize(dev)
+        for array, t in made.values():
+            array[...] = t.cpu().numpy()
+        array_of = {id(t): a for a, t in made.values()}
+        if isinstance(result, tuple):
+            return tuple(array_of.get(id(r), r) for r in result)
+        return array_of.get(id(result), result)
+
+    return call
+
+
+class _KernelsOnDevice:
+    """test_kernels' `livebound`, with K2-K6 taken from `functions` and run on `dev`."""
+
+    def __init__(self, real, functions, dev):
+        self._real = real
+        for name in K2_K6:
+            setattr(self, name, on_device(functions[name], dev))
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+def kernel_classes_on_test_device(prefix, functions, decorate=lambda cls: cls):
+    """test_kernels' K2-K6 classes again, named <prefix><class>, each kernel taken from
+    `functions` (a callable returning {name: function}, called in setUp) and run on the test
+    device; skipped like the classes above."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import test_kernels  # its numpy problems and checks
+
+    out = {}
+
+    @classmethod
+    def setUpClass(cls):
+        why = _why_not()
+        if why:
+            if REQUIRE:
+                raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
+            raise unittest.SkipTest(why)
+        cls.dev = cuda_test_device()
+
+    def setUp(self):
+        saved = test_kernels.livebound
+        test_kernels.livebound = _KernelsOnDevice(saved, functions(), self.dev)
+        self.addCleanup(setattr, test_kernels, "livebound", saved)
+
+    for name in dir(test_kernels):
+        cls = getattr(test_kernels, name)
+        if isinstance(cls, type) and issubclass(cls, unittest.TestCase) and name[:2] in ("K2", "K3", "K4", "K5", "K6"):
+            made = type(prefix + name, (cls,), {"setUpClass": setUpClass, "setUp": setUp})
+            out[prefix + name] = decorate(test_kernels.needs_numpy(made))
+    return out
+
+
+globals().update(kernel_classes_on_test_device("Cuda", lambda: {name: getattr(livebound, name) for name in K2_K6}))
 
 
 if __name__ == "__main__":

@@ -14,19 +14,21 @@ with a CPU part that runs wherever torch, tvm_ffi and the libraries are:
   (d) torch.library.opcheck of K1, K7 and K8 (schema, autograd registration, fake tensor,
       AOT dispatch static and dynamic: every check of opcheck; all are valid for operators
       that mutate their arguments and return nothing);
-  and on the CPU, K2-K6: test_kernels.py's numpy smoke tests through the operators (each
-  array passed as torch.from_numpy, the same memory).
+  and K2-K6: test_kernels.py's numpy smoke tests through the operators, on the CPU (each
+  array passed as torch.from_numpy, the same memory) and on the test device (each array
+  copied to a CUDA tensor and back: test_torch_cuda.on_device).
 
 Problems, references and checks are test_torch_cuda.py's (make / tensors / check /
 reference) and test_kernels.py's; nothing is restated here. The CPU classes run the same
-tests on CPU tensors (torch.cuda.synchronize, which test_torch_cuda's checks call, is a
-no-op for them).
+tests on CPU tensors (test_torch_cuda's synchronize, which its checks call, is a no-op for
+them, and torch.cuda.synchronize is patched to one).
 
 Skips, naming the reason, without torch, tvm_ffi (apache-tvm-ffi), liblivebound_ffi.so or
 a CUDA device (CUDA classes only); LIVEBOUND_REQUIRE_CUDA=1 turns a missing torch,
 livebound.torch_ops or CUDA device into a failure, as in test_torch_cuda.py. Needs
 LIVEBOUND_FFI_LIB (or the build tree) and, for the CUDA classes, a CUDA build of
-liblivebound.so.
+liblivebound.so. The CUDA classes run on test_torch_cuda's device (LIVEBOUND_TEST_DEVICE,
+default 0), with torch's current device left at cuda:0.
 """
 
 import os
@@ -110,7 +112,7 @@ class _OnCuda:
             if base.REQUIRE:
                 raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
             raise unittest.SkipTest(why)
-        cls.dev = torch.device("cuda", torch.cuda.current_device())
+        cls.dev = base.cuda_test_device()
 
 
 # ---- (a) eager: test_torch_cuda's tests through the operators -------------------------------
@@ -122,7 +124,7 @@ class _K1Overrides:
         self.check_untouched(p)
 
     def check_untouched(self, p):
-        torch.cuda.synchronize()
+        base.synchronize(self.dev)
         self.assertTrue(bool((p.cache == base.POISON).all()) and bool((p.cu == base.POISON).all()))
         self.assertTrue(bool((p.pt_buf == base.POISON).all()))
 
@@ -139,7 +141,7 @@ class _AttentionOverrides:
             self.k7(t, True, -1, None, None, score_mod=lambda s: s)
         with self.assertRaisesRegex(ValueError, "aux_tensors"):
             self.k8(u, True, -1, None, aux_tensors=[t.q])
-        torch.cuda.synchronize()
+        base.synchronize(self.dev)
         self.assertTrue(bool((t.o == base.O_POISON).all()) and bool((u.o == base.O_POISON).all()))
 
 
@@ -147,9 +149,8 @@ class _AttentionOverrides:
 class OpsK1TorchCuda(_Swap, _K1Overrides, base.K1TorchCuda):
     def test_eager_side_stream(self):
         p = self.make(seed=3)
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):  # the operator runs on torch's current stream = s
+        s = base.side_stream(self.dev)
+        with torch.cuda.stream(s):  # the operator runs on torch's current stream of the tensors' device = s
             self.call(p)
         s.synchronize()
         self.check(p)
@@ -230,6 +231,9 @@ def _kernel_classes():
 
 
 globals().update(_kernel_classes())
+# ... and on the test device (test_torch_cuda's on_device: each array copied to a CUDA tensor).
+globals().update(base.kernel_classes_on_test_device("OpsCuda", lambda: {name: getattr(ops, name) for name in K2_K6},
+                                                    needs_ops))
 
 
 # ---- (b) torch.compile, (c) CUDA graphs, (d) opcheck --------------------------------------------
@@ -315,7 +319,7 @@ class _Combined:
                 step = self.step_for(eager[0])
                 step(*self.args(*eager))
                 torch.compile(step, fullgraph=True, backend=backend)(*self.args(*compiled))
-                torch.cuda.synchronize()
+                base.synchronize(self.dev)
                 self.assert_same_outputs(eager, compiled)
                 self.check_against_references(*compiled)
 
@@ -371,9 +375,9 @@ class OpsCompileCuda(_OnCuda, _Combined, unittest.TestCase):
         fn(*args)  # warm-up outside capture: JIT-compiles the PTX (and the torch.compile graph)
         self.check_against_references(p, t, u)
         self.poison(p, t, u)
-        torch.cuda.synchronize()
+        base.synchronize(self.dev)
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
+        with torch.cuda.graph(g, stream=base.side_stream(self.dev)):  # capture on the tensors' device
             fn(*args)
         gen = torch.Generator().manual_seed(101)
         ctx = p.max_pages * p.ps

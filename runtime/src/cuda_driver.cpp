@@ -2,8 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <memory>
 #include <mutex>
-#include <vector>
 
 namespace livebound::cuda {
 namespace {
@@ -12,8 +13,11 @@ struct Loaded {
     Driver api{};
     bool ok = false;
     std::string why;
-    std::mutex context_mutex;
-    std::vector<CUcontext> primary;  // index: device ordinal
+    int device_count = 0;
+    std::mutex context_mutex;  // serialises the retains (the first call per device)
+    // index: device ordinal; nullptr until retained, then never changed. Read without the
+    // lock: every call of every kernel asks for its device's context, on any thread.
+    std::unique_ptr<std::atomic<CUcontext>[]> primary;
 };
 
 template<typename T>
@@ -46,6 +50,9 @@ Loaded &loaded() {
         resolve(lib, "cuCtxPopCurrent_v2", d.cuCtxPopCurrent, missing);
         resolve(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent, missing);
         resolve(lib, "cuCtxGetCurrent", d.cuCtxGetCurrent, missing);
+        resolve(lib, "cuCtxGetDevice", d.cuCtxGetDevice, missing);
+        resolve(lib, "cuCtxCreate_v2", d.cuCtxCreate, missing);
+        resolve(lib, "cuCtxDestroy_v2", d.cuCtxDestroy, missing);
         resolve(lib, "cuPointerGetAttribute", d.cuPointerGetAttribute, missing);
         resolve(lib, "cuPointerGetAttributes", d.cuPointerGetAttributes, missing);
         resolve(lib, "cuMemAlloc_v2", d.cuMemAlloc, missing);
@@ -57,6 +64,7 @@ Loaded &loaded() {
         resolve(lib, "cuStreamCreate", d.cuStreamCreate, missing);
         resolve(lib, "cuStreamDestroy_v2", d.cuStreamDestroy, missing);
         resolve(lib, "cuStreamSynchronize", d.cuStreamSynchronize, missing);
+        resolve(lib, "cuStreamGetCtx", d.cuStreamGetCtx, missing);
         resolve(lib, "cuEventCreate", d.cuEventCreate, missing);
         resolve(lib, "cuEventDestroy_v2", d.cuEventDestroy, missing);
         resolve(lib, "cuEventRecord", d.cuEventRecord, missing);
@@ -82,7 +90,9 @@ Loaded &loaded() {
         }
         int count = 0;
         d.cuDeviceGetCount(&count);
-        s->primary.assign(count > 0 ? count : 0, nullptr);
+        s->device_count = count > 0 ? count : 0;
+        s->primary.reset(new std::atomic<CUcontext>[s->device_count]);
+        for (int i = 0; i < s->device_count; i++) s->primary[i].store(nullptr, std::memory_order_relaxed);
         s->ok = true;
         return s;
     }();
@@ -100,7 +110,7 @@ std::string why_unavailable() { return loaded().why; }
 
 int device_count() {
     Loaded &s = loaded();
-    return s.ok ? static_cast<int>(s.primary.size()) : 0;
+    return s.ok ? s.device_count : 0;
 }
 
 std::string describe(const char *call, CUresult result) {
@@ -117,22 +127,54 @@ CUcontext primary_context(int device, std::string *error) {
         *error = s.why;
         return nullptr;
     }
-    if (device < 0 || device >= static_cast<int>(s.primary.size())) {
-        *error = "CUDA device " + std::to_string(device) + " does not exist (" +
-                 std::to_string(s.primary.size()) + " present)";
+    if (device < 0 || device >= s.device_count) {
+        *error = "CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(s.device_count) +
+                 " present)";
         return nullptr;
     }
+    CUcontext ctx = s.primary[device].load(std::memory_order_acquire);
+    if (ctx) return ctx;
     std::lock_guard<std::mutex> lock(s.context_mutex);
-    if (!s.primary[device]) {
+    ctx = s.primary[device].load(std::memory_order_relaxed);
+    if (!ctx) {
         CUdevice dev = 0;
         CUresult r = s.api.cuDeviceGet(&dev, device);
-        if (r == 0) r = s.api.cuDevicePrimaryCtxRetain(&s.primary[device], dev);
+        if (r == 0) r = s.api.cuDevicePrimaryCtxRetain(&ctx, dev);
         if (r != 0) {
             *error = describe("cuDevicePrimaryCtxRetain", r);
             return nullptr;
         }
+        s.primary[device].store(ctx, std::memory_order_release);
     }
-    return s.primary[device];
+    return ctx;
+}
+
+int context_device(CUcontext ctx, std::string *error) {
+    Loaded &s = loaded();
+    if (!s.ok) {
+        *error = s.why;
+        return -1;
+    }
+    CUresult r = s.api.cuCtxPushCurrent(ctx);
+    if (r != 0) {
+        *error = describe("cuCtxPushCurrent", r);
+        return -1;
+    }
+    CUdevice dev = -1;
+    r = s.api.cuCtxGetDevice(&dev);
+    CUcontext popped = nullptr;
+    s.api.cuCtxPopCurrent(&popped);
+    if (r != 0) {
+        *error = describe("cuCtxGetDevice", r);
+        return -1;
+    }
+    // A CUdevice is a handle; the ordinal is the index cuDeviceGet maps to it.
+    for (int ordinal = 0; ordinal < s.device_count; ordinal++) {
+        CUdevice candidate = -1;
+        if (s.api.cuDeviceGet(&candidate, ordinal) == 0 && candidate == dev) return ordinal;
+    }
+    *error = "cuCtxGetDevice returned device handle " + std::to_string(dev) + ", which no ordinal maps to";
+    return -1;
 }
 
 ScopedContext::ScopedContext(int device) {

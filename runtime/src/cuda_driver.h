@@ -32,6 +32,10 @@ struct Driver {
     CUresult (*cuCtxPopCurrent)(CUcontext *);
     CUresult (*cuCtxSetCurrent)(CUcontext);
     CUresult (*cuCtxGetCurrent)(CUcontext *);
+    CUresult (*cuCtxGetDevice)(CUdevice *);  // of the current context
+    // Tests only (a context that is not the primary one): cuCtxCreate_v2 / cuCtxDestroy_v2.
+    CUresult (*cuCtxCreate)(CUcontext *, unsigned, CUdevice);
+    CUresult (*cuCtxDestroy)(CUcontext);
     CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
     CUresult (*cuPointerGetAttributes)(unsigned, int *, void **, CUdeviceptr);
     CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
@@ -43,6 +47,7 @@ struct Driver {
     CUresult (*cuStreamCreate)(CUstream *, unsigned);
     CUresult (*cuStreamDestroy)(CUstream);
     CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);  // legal during stream capture
     CUresult (*cuEventCreate)(CUevent *, unsigned);
     CUresult (*cuEventDestroy)(CUevent);
     CUresult (*cuEventRecord)(CUevent, CUstream);
@@ -64,6 +69,11 @@ constexpr int kPointerAttributeMemoryType = 2;      // CU_POINTER_ATTRIBUTE_MEMO
 constexpr int kPointerAttributeDeviceOrdinal = 9;   // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
 constexpr int kMemoryTypeHost = 1, kMemoryTypeDevice = 2, kMemoryTypeUnified = 4;
 constexpr int kStreamNonBlocking = 1;                // CU_STREAM_NON_BLOCKING
+// The special stream handles: the legacy default stream and the per-thread default stream
+// of whatever context is current (NULL is the legacy one too). Not streams of a context:
+// cuStreamGetCtx is not asked about them.
+constexpr uintptr_t kStreamLegacy = 0x1;             // CU_STREAM_LEGACY
+constexpr uintptr_t kStreamPerThread = 0x2;          // CU_STREAM_PER_THREAD
 constexpr int kStreamCaptureModeThreadLocal = 1;     // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 constexpr int kGraphNodeTypeKernel = 0;              // CU_GRAPH_NODE_TYPE_KERNEL
 constexpr int kDeviceAttributeComputeCapabilityMajor = 75;
@@ -80,8 +90,12 @@ int device_count();
 
 // The retained primary context of `device` (retained once per process, never
 // released: Halide's runtime unloads its modules through it at exit).
-// nullptr plus *error on failure.
+// nullptr plus *error on failure. After the first call for a device, one atomic load.
 CUcontext primary_context(int device, std::string *error);
+
+// The device ordinal of context `ctx` (any context, e.g. the one a stream belongs to), or -1
+// plus *error. Pushes `ctx` on this thread for one query (cuCtxGetDevice) and pops it.
+int context_device(CUcontext ctx, std::string *error);
 
 // "cuXxx failed: CUDA_ERROR_... (code)".
 std::string describe(const char *call, CUresult result);

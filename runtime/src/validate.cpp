@@ -126,6 +126,40 @@ void device(const lb_device &device) {
                                            " does not exist (" + std::to_string(cuda::device_count()) +
                                            " present)");
     }
+    stream_on_device(device.stream, device.index);
+#endif
+}
+
+void stream_on_device(void *stream, int device_index) {
+#ifdef LIVEBOUND_WITH_CUDA
+    const uintptr_t handle = reinterpret_cast<uintptr_t>(stream);
+    if (handle == 0 || handle == cuda::kStreamLegacy || handle == cuda::kStreamPerThread) return;
+    std::string error;
+    const cuda::CUcontext primary = cuda::primary_context(device_index, &error);
+    if (primary == nullptr) throw Failure(LB_ERROR_DEVICE, "argument 'device': " + error);
+    cuda::CUcontext owner = nullptr;
+    const cuda::CUresult r = cuda::driver()->cuStreamGetCtx(stream, &owner);
+    if (r != 0) bad_argument("stream", "is not a CUDA stream the driver knows (" + cuda::describe("cuStreamGetCtx", r) + ")");
+    if (owner == primary) return;  // the fast path: one driver call
+    // Refused: Halide launches on `stream` inside device_index's primary context, and a
+    // stream of another context fails at launch, or worse, of another device runs the
+    // kernel on the wrong GPU. Which device it belongs to, for the message:
+    const int owner_device = cuda::context_device(owner, &error);
+    const std::string call_device = std::to_string(device_index);
+    if (owner_device < 0) {
+        bad_argument("stream", "belongs to a CUDA context that is not device " + call_device +
+                                   "'s primary context, the one the call runs on (its device is unknown: " + error + ")");
+    }
+    if (owner_device != device_index) {
+        bad_argument("stream", "belongs to CUDA device " + std::to_string(owner_device) +
+                                   ", but the call runs on device " + call_device);
+    }
+    bad_argument("stream", "belongs to a context other than device " + call_device +
+                               "'s primary context (the call runs on the primary context, the one PyTorch and the "
+                               "CUDA runtime use; create the stream there)");
+#else
+    (void)stream;
+    (void)device_index;
 #endif
 }
 

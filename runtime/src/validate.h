@@ -56,8 +56,16 @@ void req_to_token(const lb_tensor &t, int64_t bs);
 // An int32 page-table output: at least bs rows and max_seq_pages columns.
 void page_table(const lb_tensor &t, const char *name, int64_t bs, int64_t max_seq_pages);
 
-// The device: its type, and for CUDA that the device exists and can be used.
+// The device: its type, and for CUDA that the device exists and that device.stream belongs
+// to it (stream_on_device).
 void device(const lb_device &device);
+
+// CUDA calls: `stream` (lb_device.stream) is one the call may launch on, i.e. a stream of
+// device_index's primary context (the context every call runs in), or a special handle
+// (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD: that context's default streams). One
+// cuStreamGetCtx (a host-side query, allowed during capture) when it is a stream of the
+// primary context; refused naming 'stream' otherwise, saying which device it belongs to.
+void stream_on_device(void *stream, int device_index);
 
 // CUDA calls: the tensor's memory is CUDA memory of `device_index` (checked with
 // cuPointerGetAttribute, a host-side query: no sync, allowed during capture).

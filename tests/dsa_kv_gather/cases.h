@@ -27,7 +27,7 @@
 #include "livebound/livebound.h"
 #include "reference/dsa_kv_gather_reference.h"
 
-namespace livebound::testing {
+namespace livebound::testing::k5 {
 
 constexpr uint8_t kPoisonByte = 0xA5;
 constexpr int64_t kGuardBytes = 64;  // past the end of every output's view
@@ -471,4 +471,4 @@ inline std::string param_name(const KvGatherCase &c, lb_dtype seq, lb_dtype idx,
     return c.name + "_s" + (seq == LB_INT32 ? "32" : "64") + "_i" + (idx == LB_INT32 ? "32" : "64") + "_" + variant_tag(v);
 }
 
-}  // namespace livebound::testing
+}  // namespace livebound::testing::k5

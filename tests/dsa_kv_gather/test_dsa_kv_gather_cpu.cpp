@@ -13,7 +13,7 @@
 #include "livebound/livebound.h"
 #include "livebound/livebound.hpp"
 
-namespace livebound::testing {
+namespace livebound::testing::k5 {
 namespace {
 
 lb_status run_on_cpu(KvGatherProblem &p, lb_variant variant) {
@@ -175,4 +175,4 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CpuKvGatherLargeOffsets,
                          });
 
 }  // namespace
-}  // namespace livebound::testing
+}  // namespace livebound::testing::k5

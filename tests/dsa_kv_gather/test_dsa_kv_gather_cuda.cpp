@@ -1,7 +1,8 @@
-// K5 _get_k_and_s_triton on CUDA device 0, on caller-owned device memory (cuMemAlloc in
-// the primary context) and a caller-created non-blocking stream, against the plain C++
-// reference. Same cases and checks as the CPU suite (cases.h): the device outputs get the
-// poisoned host storage uploaded, and are downloaded whole (padding and guards included)
+// K5 _get_k_and_s_triton on the test CUDA device (LIVEBOUND_TEST_DEVICE, default 0;
+// cuda_test_util.h), on caller-owned device memory (cuMemAlloc in the primary context)
+// and a caller-created non-blocking stream, against the plain C++ reference. Same cases
+// and checks as the CPU suite (cases.h): the device outputs get the poisoned host storage
+// uploaded, and are downloaded whole (padding and guards included)
 // after the call. Also: CUDA-graph capture and replay with seq_lens changed between
 // replays, a page id past 254,201 (byte offsets past 2^31), and memory safety when the
 // caller breaks the preconditions the device path cannot check. Skips, saying why,
@@ -24,7 +25,7 @@
 #include "livebound/livebound.h"
 #include "livebound/livebound.hpp"
 
-namespace livebound::testing {
+namespace livebound::testing::k5 {
 namespace {
 
 // Device copies of one problem's five storages.
@@ -67,7 +68,7 @@ struct DeviceProblem {
     }
 };
 
-// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K5 runs.
+// CudaFixture (the test device's primary context and a non-blocking stream, or skipped) + K5 runs.
 class CudaTestBase : public CudaFixture {
 protected:
     ::testing::AssertionResult run_on_device(KvGatherProblem &p, lb_variant variant, cuda::CUstream stream) {
@@ -75,7 +76,7 @@ protected:
         std::string error = d.mirror(p);
         if (!error.empty()) return ::testing::AssertionFailure() << error;
         const lb_dsa_kv_gather_args args = d.args(p, variant);
-        const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(0, stream));
+        const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(device_, stream));
         if (status != LB_OK) {
             return ::testing::AssertionFailure() << "status " << status << ", lb_last_error(): " << lb_last_error();
         }
@@ -97,7 +98,7 @@ using CudaKvGather = CudaParamTest<MatrixParam>;
 TEST_P(CudaKvGather, MatchesReferenceAndWritesNothingElse) {
     const auto &[spec, seq_dtype, index_dtype, variant] = GetParam();
     KvGatherProblem problem = make_problem(spec, seq_dtype, index_dtype);
-    const std::string context = problem.describe(variant, "cuda:0");
+    const std::string context = problem.describe(variant, cuda_label());
     SCOPED_TRACE(context);
     const reference::KvGatherExpected expected = reference::get_k_and_s(problem.reference_inputs());
     ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
@@ -125,7 +126,7 @@ using CudaKvGatherDefaultStream = CudaTestBase;
 
 TEST_F(CudaKvGatherDefaultStream, NullStreamIsTheLegacyDefaultStream) {
     KvGatherProblem problem = make_problem(kv_gather_cases_named({"prefill_B8_ragged_ps64"}).at(0), LB_INT64, LB_INT32);
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0 stream NULL");
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label(" stream NULL"));
     ASSERT_TRUE(run_on_device(problem, LB_BOUNDED, nullptr)) << context;
     EXPECT_TRUE(check_outputs(problem, reference::get_k_and_s(problem.reference_inputs()), context));
 }
@@ -167,12 +168,12 @@ TEST_P(CudaKvGatherGraph, ReplaysFollowUpdatedSeqLens) {
                                        std::uniform_int_distribution<int64_t>(0, problem.num_pages - 1)(rng));
         }
     }
-    const std::string context = problem.describe(variant, "cuda:0 graph");
+    const std::string context = problem.describe(variant, cuda_label(" graph"));
     SCOPED_TRACE(context);
     DeviceProblem dev;
     ASSERT_EQ(dev.mirror(problem), "");
     const lb_dsa_kv_gather_args args = dev.args(problem, variant);
-    const lb_device device = livebound::cuda_device(0, stream_);
+    const lb_device device = livebound::cuda_device(device_, stream_);
     const int64_t captured_sum = problem.seq_len_sum;
 
     ASSERT_EQ(lb_get_k_and_s(&args, device), LB_OK) << lb_last_error();  // warm-up (PTX JIT)
@@ -299,7 +300,7 @@ TEST_P(CudaKvGatherLargeOffsets, PageIdsPast254201ReadTheRightBytes) {
     a.page_size = kPageSize;
     a.index_head_dim = kHeadDim;
     a.variant = variant;
-    ASSERT_EQ(lb_get_k_and_s(&a, livebound::cuda_device(0, stream_)), LB_OK) << lb_last_error();
+    ASSERT_EQ(lb_get_k_and_s(&a, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
     ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
     ASSERT_EQ(d_k.download(k_out.data(), k_out.size()), "");
     ASSERT_EQ(d_s.download(s_out.data(), s_out.size()), "");
@@ -333,7 +334,7 @@ TEST_F(CudaKvGatherBrokenContract, OutOfRangePagesAndLengthsStayInsideTheOutputs
     broken[3] = -7;
     problem.set_seq_lens(broken);
     problem.seq_len_sum = true_sum;  // what the caller passes
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0 broken contract");
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label(" broken contract"));
     for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
         problem.poison_outputs();
         ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
@@ -374,11 +375,11 @@ class CudaKvGatherLaunches : public CudaParamTest<LaunchCase> {};
 TEST_P(CudaKvGatherLaunches, KernelNodesPerCall) {
     const LaunchCase &c = GetParam();
     KvGatherProblem problem = make_problem(kv_gather_cases_named({c.case_name}).at(0), LB_INT64, LB_INT32);
-    const std::string context = problem.describe(c.variant, "cuda:0 captured");
+    const std::string context = problem.describe(c.variant, cuda_label(" captured"));
     DeviceProblem dev;
     ASSERT_EQ(dev.mirror(problem), "");
     const lb_dsa_kv_gather_args args = dev.args(problem, c.variant);
-    const lb_device device = livebound::cuda_device(0, stream_);
+    const lb_device device = livebound::cuda_device(device_, stream_);
     ASSERT_EQ(lb_get_k_and_s(&args, device), LB_OK) << lb_last_error();  // warm-up (PTX JIT)
     ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
     const CapturedNodes nodes = capture_nodes(stream_, [&] { return lb_get_k_and_s(&args, device); });
@@ -408,7 +409,7 @@ TEST_F(CudaKvGatherWrongMemory, HostKOutIsRejectedByName) {
     ASSERT_EQ(dev.mirror(problem), "");
     lb_dsa_kv_gather_args args = dev.args(problem, LB_BOUNDED);
     args.k_out.data = problem.k_out.data();
-    const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(0, stream_));
+    const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(device_, stream_));
     const std::string message = lb_last_error();
     EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << status << ": " << message;
     EXPECT_TRUE(names_argument(message, "k_out")) << message;
@@ -419,22 +420,23 @@ TEST_F(CudaKvGatherWrongMemory, HostKOutIsRejectedByName) {
 }
 
 // ---- memory of another CUDA device ----
-// Every tensor lives on device 0; the call runs on device 1. The first tensor checked for
+// Every tensor lives on the test device; the call runs on another. The first tensor checked for
 // residency, buf, is refused by name, and nothing is written. Needs two devices.
 TEST_F(CudaKvGatherWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
-    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    const int other = other_device();
+    if (other < 0) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
     KvGatherProblem problem = make_problem(kv_gather_cases_named({"prefill_B8_ragged_ps64"}).at(0), LB_INT64, LB_INT64);
     DeviceProblem dev;
     ASSERT_EQ(dev.mirror(problem), "");
     const lb_dsa_kv_gather_args args = dev.args(problem, LB_BOUNDED);
-    const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(1, nullptr));
+    const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(other, nullptr));
     const std::string message = lb_last_error();
     EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
     EXPECT_TRUE(names_argument(message, "buf")) << message;
-    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+    EXPECT_NE(message.find(tensor_on_test_device_text(other)), std::string::npos) << message;
     ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
     ASSERT_EQ(dev.download_outputs(problem), "");
-    EXPECT_TRUE(outputs_untouched(problem, "tensors on device 0, call on device 1"));
+    EXPECT_TRUE(outputs_untouched(problem, "tensors on " + cuda_label() + ", call on device " + std::to_string(other)));
 }
 
 // ---- relations only CUDA calls reach ----
@@ -449,14 +451,14 @@ protected:
                         const std::string &name, const std::string &what) {
         KvGatherProblem problem =
             make_problem(kv_gather_cases_named({"prefill_B8_ragged_ps64"}).at(0), LB_INT64, LB_INT32);
-        const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " " + what;
+        const std::string context = problem.describe(LB_BOUNDED, cuda_label()) + " " + what;
         SCOPED_TRACE(context);
         ASSERT_GT(problem.seq_len_sum, 0);
         DeviceProblem dev;
         ASSERT_EQ(dev.mirror(problem), "");
         lb_dsa_kv_gather_args args = dev.args(problem, LB_BOUNDED);
         apply(args, problem);
-        const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(0, stream_));
+        const lb_status status = lb_get_k_and_s(&args, livebound::cuda_device(device_, stream_));
         const std::string message = lb_last_error();
         EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
         EXPECT_TRUE(names_argument(message, name)) << "lb_last_error() = \"" << message << "\" must name '" << name << "'";
@@ -483,4 +485,4 @@ TEST_F(CudaKvGatherDeviceOnlyChecks, BufWithoutPagesIsRejected) {
 }
 
 }  // namespace
-}  // namespace livebound::testing
+}  // namespace livebound::testing::k5

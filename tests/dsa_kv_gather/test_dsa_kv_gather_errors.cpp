@@ -16,7 +16,7 @@
 #include "livebound/livebound.h"
 #include "livebound/livebound.hpp"
 
-namespace livebound::testing {
+namespace livebound::testing::k5 {
 namespace {
 
 // The valid call every test starts from: B = 4, seq_lens {70, 0, 129, 3}, page_size 64,
@@ -257,4 +257,4 @@ TEST(KvGatherErrorsMisc, SuccessAfterFailureClearsLastError) {
 }
 
 }  // namespace
-}  // namespace livebound::testing
+}  // namespace livebound::testing::k5

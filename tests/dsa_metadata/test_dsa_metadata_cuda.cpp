@@ -1,5 +1,6 @@
-// K2 / K3 on CUDA device 0, on caller-owned device memory (cuMemAlloc in the primary context)
-// and a caller-created non-blocking stream, against the plain C++ reference. Same cases and
+// K2 / K3 on the test CUDA device (LIVEBOUND_TEST_DEVICE, default 0; cuda_test_util.h), on
+// caller-owned device memory (cuMemAlloc in the primary context) and a caller-created
+// non-blocking stream, against the plain C++ reference. Same cases and
 // checks as the CPU suite (cases.h): device outputs are poisoned by uploading the poisoned
 // host storage and downloaded whole (guards included) after the call. Also: the legacy
 // default stream, CUDA-graph capture and replay with lengths changing between replays, a
@@ -33,7 +34,7 @@ DsaProblem::PtrFn ptr_fn(const Mirror &m) {
     return [&m](Buf &b) { return m.device_pointer(b); };
 }
 
-// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K2/K3 runs.
+// CudaFixture (the test device's primary context and a non-blocking stream, or skipped) + K2/K3 runs.
 class CudaBase : public CudaFixture {
 protected:
     // Mirrors p, runs it on `stream`, synchronises and downloads every output into p.
@@ -41,7 +42,7 @@ protected:
         Mirror m;
         std::string e = m.mirror(p);
         if (!e.empty()) return ::testing::AssertionFailure() << e;
-        const lb_status status = p.call(variant, ptr_fn(m), livebound::cuda_device(0, stream));
+        const lb_status status = p.call(variant, ptr_fn(m), livebound::cuda_device(device_, stream));
         if (status != LB_OK) return ::testing::AssertionFailure() << "status " << status << ": " << lb_last_error();
         e = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream));
         if (e.empty()) e = m.download_outputs(p);
@@ -58,7 +59,7 @@ class CudaDsaMetadata : public CudaBase, public ::testing::WithParamInterface<Pa
 TEST_P(CudaDsaMetadata, MatchesReferenceAndWritesOnlyTheLivePrefix) {
     const auto &[spec, dtype, variant] = GetParam();
     DsaProblem p = make_problem(spec, dtype);
-    const std::string context = p.describe(variant, "cuda:0");
+    const std::string context = p.describe(variant, cuda_label());
     SCOPED_TRACE(context);
     const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
     ASSERT_TRUE(run_on_device(p, variant, stream_)) << context;
@@ -83,7 +84,7 @@ using CudaDsaMetadataDefaultStream = CudaBase;
 TEST_F(CudaDsaMetadataDefaultStream, NullStreamIsTheLegacyDefaultStream) {
     for (const DsaCase &c : {decode_cases()[3], verify_cases()[1]}) {
         DsaProblem p = make_problem(c, LB_INT64);
-        const std::string context = p.describe(LB_BOUNDED, "cuda:0 stream NULL");
+        const std::string context = p.describe(LB_BOUNDED, cuda_label(" stream NULL"));
         const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
         ASSERT_TRUE(run_on_device(p, LB_BOUNDED, nullptr)) << context;
         EXPECT_TRUE(check_outputs(p, want, LB_BOUNDED, context));
@@ -128,11 +129,11 @@ TEST_P(CudaDsaMetadataGraph, ReplaysFollowUpdatedSeqLens) {
     const auto &[spec, dtype] = GetParam();
     const cuda::Driver *d = cuda::driver();
     DsaProblem p = make_problem(spec, dtype);
-    const std::string context = p.describe(LB_BOUNDED, "cuda:0 graph");
+    const std::string context = p.describe(LB_BOUNDED, cuda_label(" graph"));
     SCOPED_TRACE(context);
     Mirror m;
     ASSERT_EQ(m.mirror(p), "");
-    const lb_device device = livebound::cuda_device(0, stream_);
+    const lb_device device = livebound::cuda_device(device_, stream_);
 
     // Warm-up (JIT-compiles the variant's PTX), outside the capture.
     ASSERT_EQ(p.call(LB_BOUNDED, ptr_fn(m), device), LB_OK) << lb_last_error();
@@ -203,7 +204,7 @@ using CudaDsaMetadataEmpty = CudaBase;
 TEST_F(CudaDsaMetadataEmpty, WritesOnlyTheFirstPrefixSums) {
     for (const DsaCase &c : empty_cases()) {
         DsaProblem p = make_problem(c, LB_INT64);
-        const std::string context = p.describe(LB_BOUNDED, "cuda:0");
+        const std::string context = p.describe(LB_BOUNDED, cuda_label());
         ASSERT_TRUE(run_on_device(p, LB_BOUNDED, stream_)) << context;
         EXPECT_EQ(p.cu_seqlens_k.load(0), 0) << context;
         EXPECT_EQ(p.dsa_cu_seqlens_k.load(0), 0) << context;
@@ -218,12 +219,12 @@ TEST_F(CudaDsaMetadataEmpty, WritesOnlyTheFirstPrefixSums) {
 using CudaDsaMetadataWrongMemory = CudaBase;
 TEST_F(CudaDsaMetadataWrongMemory, HostRealPageTableIsRejectedByName) {
     DsaProblem p = make_problem(decode_cases()[3], LB_INT64);
-    const std::string context = p.describe(LB_BOUNDED, "cuda:0") + " real_page_table in host memory";
+    const std::string context = p.describe(LB_BOUNDED, cuda_label()) + " real_page_table in host memory";
     Mirror m;
     ASSERT_EQ(m.mirror(p), "");
     lb_dsa_decode_metadata_args a = p.k2_args(LB_BOUNDED, ptr_fn(m));
     a.real_page_table.data = p.real_page_table.data();
-    const lb_status status = lb_fused_dsa_decode_metadata(&a, livebound::cuda_device(0, stream_));
+    const lb_status status = lb_fused_dsa_decode_metadata(&a, livebound::cuda_device(device_, stream_));
     const std::string message = lb_last_error();
     EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << status << ": " << message;
     EXPECT_NE(message.find("real_page_table"), std::string::npos) << message;
@@ -237,12 +238,12 @@ TEST_F(CudaDsaMetadataWrongMemory, HostRealPageTableIsRejectedByName) {
 TEST_F(CudaDsaMetadataWrongMemory, K3HostSeqlensExpandedIsRejectedByName) {
     DsaProblem p = make_problem(verify_cases()[1], LB_INT64);
     ASSERT_TRUE(p.verify());
-    const std::string context = p.describe(LB_BOUNDED, "cuda:0") + " seqlens_expanded in host memory";
+    const std::string context = p.describe(LB_BOUNDED, cuda_label()) + " seqlens_expanded in host memory";
     Mirror m;
     ASSERT_EQ(m.mirror(p), "");
     lb_dsa_target_verify_metadata_args a = p.k3_args(LB_BOUNDED, ptr_fn(m));
     a.seqlens_expanded.data = p.seqlens_expanded.data();
-    const lb_status status = lb_fused_dsa_target_verify_metadata(&a, livebound::cuda_device(0, stream_));
+    const lb_status status = lb_fused_dsa_target_verify_metadata(&a, livebound::cuda_device(device_, stream_));
     const std::string message = lb_last_error();
     EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << status << ": " << message;
     EXPECT_NE(message.find("argument 'seqlens_expanded'"), std::string::npos) << message;
@@ -252,20 +253,22 @@ TEST_F(CudaDsaMetadataWrongMemory, K3HostSeqlensExpandedIsRejectedByName) {
     EXPECT_TRUE(outputs_untouched(p, context + " (device outputs)"));
 }
 
-// K2 and K3 with every tensor on device 0 and the call on device 1: the first tensor
+// K2 and K3 with every tensor on the test device and the call on another: the first tensor
 // checked for residency, seq_lens, is refused by name, nothing written. Needs two devices.
 TEST_F(CudaDsaMetadataWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
-    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    const int other = other_device();
+    if (other < 0) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
     for (const DsaCase &c : {decode_cases()[3], verify_cases()[1]}) {
         DsaProblem p = make_problem(c, LB_INT64);
-        const std::string context = p.describe(LB_BOUNDED, "cuda:1") + " every tensor on device 0";
+        const std::string context =
+            p.describe(LB_BOUNDED, livebound::testing::cuda_label(other)) + " every tensor on " + cuda_label();
         Mirror m;
         ASSERT_EQ(m.mirror(p), "") << context;
-        const lb_status status = p.call(LB_BOUNDED, ptr_fn(m), livebound::cuda_device(1, nullptr));
+        const lb_status status = p.call(LB_BOUNDED, ptr_fn(m), livebound::cuda_device(other, nullptr));
         const std::string message = lb_last_error();
         EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << context << ": " << message;
         EXPECT_NE(message.find("argument 'seq_lens'"), std::string::npos) << context << ": " << message;
-        EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos)
+        EXPECT_NE(message.find(tensor_on_test_device_text(other)), std::string::npos)
             << context << ": " << message;
         ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
         ASSERT_EQ(m.download_outputs(p), "") << context;
@@ -320,7 +323,7 @@ TEST_F(CudaDsaMetadataGarbage, GarbageValuesStayInBounds) {
                                                wide ? (int64_t{1} << 40) - 1 : int64_t{INT32_MAX} - 1};
                     p.req_pool_indices.store(g_row, rows[k]);
                     p.seq_lens.store(g_len, lengths[k]);
-                    const std::string context = p.describe(variant, "cuda:0") + " with req_pool_indices[" +
+                    const std::string context = p.describe(variant, cuda_label()) + " with req_pool_indices[" +
                                                 std::to_string(g_row) + "] = " + std::to_string(rows[k]) + ", seq_lens[" +
                                                 std::to_string(g_len) + "] = " + std::to_string(lengths[k]) +
                                                 ", garbage token slots in request " + std::to_string(g_slot);
@@ -377,7 +380,7 @@ TEST_F(CudaBase, MixedIndexDtypesEqualSameDtype) {
                 DsaProblem p = make_problem(c, seq);
                 DsaProblem rows = make_problem(c, rpi);  // the same values in the other dtype
                 const reference::DsaMetadataExpected want = reference::dsa_metadata(p.reference_inputs());
-                const std::string context = p.describe(variant, "cuda:0") + " with req_pool_indices " +
+                const std::string context = p.describe(variant, cuda_label()) + " with req_pool_indices " +
                                             (rpi == LB_INT32 ? "int32" : "int64");
                 Mirror m, m_rows;
                 ASSERT_EQ(m.mirror(p), "") << context;
@@ -387,11 +390,11 @@ TEST_F(CudaBase, MixedIndexDtypesEqualSameDtype) {
                 if (p.verify()) {
                     lb_dsa_target_verify_metadata_args a = p.k3_args(variant, ptr_fn(m));
                     a.req_pool_indices = rows_tensor;
-                    status = lb_fused_dsa_target_verify_metadata(&a, livebound::cuda_device(0, stream_));
+                    status = lb_fused_dsa_target_verify_metadata(&a, livebound::cuda_device(device_, stream_));
                 } else {
                     lb_dsa_decode_metadata_args a = p.k2_args(variant, ptr_fn(m));
                     a.req_pool_indices = rows_tensor;
-                    status = lb_fused_dsa_decode_metadata(&a, livebound::cuda_device(0, stream_));
+                    status = lb_fused_dsa_decode_metadata(&a, livebound::cuda_device(device_, stream_));
                 }
                 ASSERT_EQ(status, LB_OK) << context << "\n" << lb_last_error();
                 ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");

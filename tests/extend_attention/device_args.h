@@ -73,6 +73,38 @@ struct AttentionDeviceArgs {
     }
 };
 
+// Every tensor of a K7 / K8 argument block, under its argument name (what mirror() copies,
+// what the error tests put in host memory one by one).
+inline const AttentionDeviceArgs<lb_extend_attention_args>::Named kExtendTensors[] = {
+    {"q_extend", &lb_extend_attention_args::q_extend},
+    {"k_extend", &lb_extend_attention_args::k_extend},
+    {"v_extend", &lb_extend_attention_args::v_extend},
+    {"o_extend", &lb_extend_attention_args::o_extend},
+    {"k_buffer", &lb_extend_attention_args::k_buffer},
+    {"v_buffer", &lb_extend_attention_args::v_buffer},
+    {"qo_indptr", &lb_extend_attention_args::qo_indptr},
+    {"kv_indptr", &lb_extend_attention_args::kv_indptr},
+    {"kv_indices", &lb_extend_attention_args::kv_indices},
+    {"sinks", &lb_extend_attention_args::sinks},
+    {"lse_extend", &lb_extend_attention_args::lse_extend},
+    {"custom_mask", &lb_extend_attention_args::custom_mask},
+    {"mask_indptr", &lb_extend_attention_args::mask_indptr},
+    {"window_kv_offsets", &lb_extend_attention_args::window_kv_offsets},
+};
+inline const AttentionDeviceArgs<lb_extend_attention_unified_args>::Named kUnifiedTensors[] = {
+    {"q", &lb_extend_attention_unified_args::q},
+    {"o", &lb_extend_attention_unified_args::o},
+    {"k_buffer", &lb_extend_attention_unified_args::k_buffer},
+    {"v_buffer", &lb_extend_attention_unified_args::v_buffer},
+    {"qo_indptr", &lb_extend_attention_unified_args::qo_indptr},
+    {"kv_indptr", &lb_extend_attention_unified_args::kv_indptr},
+    {"kv_indices", &lb_extend_attention_unified_args::kv_indices},
+    {"prefix_lens", &lb_extend_attention_unified_args::prefix_lens},
+    {"sinks", &lb_extend_attention_unified_args::sinks},
+    {"custom_mask", &lb_extend_attention_unified_args::custom_mask},
+    {"mask_indptr", &lb_extend_attention_unified_args::mask_indptr},
+};
+
 // ---- garbage in host index tensors (the CUDA suites' garbage tests) ----
 
 // Element i of a host 1-D index tensor (int32 or int64) set to v (int32: int32(v)).

@@ -1,5 +1,6 @@
-// K7 extend_attention_fwd on CUDA device 0, on caller-owned device memory (cuMemAlloc in
-// the primary context) and a caller-created non-blocking stream. Problems, data and
+// K7 extend_attention_fwd on the test CUDA device (LIVEBOUND_TEST_DEVICE, default 0;
+// cuda_test_util.h), on caller-owned device memory (cuMemAlloc in the primary context) and
+// a caller-created non-blocking stream. Problems, data and
 // tolerances are the CPU suite's (cases.h, tests/reference/): every host buffer gets a
 // device copy of its whole storage, outputs poisoned, and the outputs are downloaded whole
 // after the call, so the host checks apply unchanged.
@@ -130,22 +131,7 @@ int64_t max_extend(const ExtendProblem &p) {
 using K7DeviceArgs = AttentionDeviceArgs<lb_extend_attention_args>;
 using TensorMember = K7DeviceArgs::Member;
 using NamedMember = K7DeviceArgs::Named;
-const NamedMember kTensors[] = {
-    {"q_extend", &lb_extend_attention_args::q_extend},
-    {"k_extend", &lb_extend_attention_args::k_extend},
-    {"v_extend", &lb_extend_attention_args::v_extend},
-    {"o_extend", &lb_extend_attention_args::o_extend},
-    {"k_buffer", &lb_extend_attention_args::k_buffer},
-    {"v_buffer", &lb_extend_attention_args::v_buffer},
-    {"qo_indptr", &lb_extend_attention_args::qo_indptr},
-    {"kv_indptr", &lb_extend_attention_args::kv_indptr},
-    {"kv_indices", &lb_extend_attention_args::kv_indices},
-    {"sinks", &lb_extend_attention_args::sinks},
-    {"lse_extend", &lb_extend_attention_args::lse_extend},
-    {"custom_mask", &lb_extend_attention_args::custom_mask},
-    {"mask_indptr", &lb_extend_attention_args::mask_indptr},
-    {"window_kv_offsets", &lb_extend_attention_args::window_kv_offsets},
-};
+const auto &kTensors = kExtendTensors;  // (device_args.h)
 
 // The K7 block's device copies, with its two outputs.
 struct DeviceArgs : K7DeviceArgs {
@@ -170,7 +156,8 @@ struct Outputs {
 
 std::string describe(const ExtendCase &c, lb_variant v, bool with_lse) {
     std::ostringstream os;
-    os << c << (v == LB_BOUNDED ? " bounded" : " full-width") << (with_lse ? " with lse" : " without lse") << " on cuda:0";
+    os << c << (v == LB_BOUNDED ? " bounded" : " full-width") << (with_lse ? " with lse" : " without lse") << " on "
+       << cuda_label(test_device());
     return os.str();
 }
 
@@ -203,7 +190,7 @@ protected:
         DeviceArgs d;
         std::string error = d.mirror(buf.args);
         if (!error.empty()) return ::testing::AssertionFailure() << error;
-        const lb_status status = lb_extend_attention_fwd(&d.args, livebound::cuda_device(0, stream));
+        const lb_status status = lb_extend_attention_fwd(&d.args, livebound::cuda_device(device_, stream));
         if (status != LB_OK) return call_failed(status);
         error = cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream));
         if (error.empty()) error = d.download_outputs();
@@ -225,7 +212,7 @@ protected:
         make_args(p, c, variant, &buf, with_lse);
         DeviceArgs dev;
         ASSERT_EQ(dev.mirror(buf.args), "") << what;
-        const lb_status status = lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_));
+        const lb_status status = lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_));
         const std::string message = lb_last_error();
         EXPECT_EQ(status, LB_ERROR_UNSUPPORTED) << what << ": " << message;
         EXPECT_NE(message.find("'q_extend'"), std::string::npos) << "the message does not name 'q_extend': " << message;
@@ -732,7 +719,7 @@ TEST_F(CudaExtendGraph, ReplayEqualsDirectCallAlsoAfterNewInputs) {
     make_args(p1, c, LB_BOUNDED, &buf, true);
     DeviceArgs dev;
     ASSERT_EQ(dev.mirror(buf.args), "");
-    const lb_device device = livebound::cuda_device(0, stream_);
+    const lb_device device = livebound::cuda_device(device_, stream_);
     ASSERT_EQ(lb_extend_attention_fwd(&dev.args, device), LB_OK) << lb_last_error();  // warm-up (PTX JIT)
     ASSERT_EQ(cuda_error("cuStreamSynchronize", d->cuStreamSynchronize(stream_)), "");
 
@@ -825,7 +812,7 @@ TEST_F(CudaExtendErrors, HostPointersAreRejectedByName) {
         ASSERT_EQ(dev.mirror(buf.args), "");
         lb_extend_attention_args args = dev.args;
         (args.*t.member).data = (buf.args.*t.member).data;  // host memory
-        const lb_status status = lb_extend_attention_fwd(&args, livebound::cuda_device(0, stream_));
+        const lb_status status = lb_extend_attention_fwd(&args, livebound::cuda_device(device_, stream_));
         const std::string message = lb_last_error();
         EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE)
             << name << " in host memory: status " << status << ": " << message;
@@ -852,16 +839,17 @@ TEST_F(CudaExtendErrors, WrongDeviceIndexIsRejected) {
     }
     ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
     expect_untouched(buf, dev, "nonexistent device index");
-    if (count >= 2) {
-        // A real device that does not hold the tensors (they live on device 0).
-        const lb_status status = lb_extend_attention_fwd(&dev.args, livebound::cuda_device(1, nullptr));
+    if (const int other = other_device(); other >= 0) {
+        // A real device that does not hold the tensors (they live on the test device).
+        const lb_status status = lb_extend_attention_fwd(&dev.args, livebound::cuda_device(other, nullptr));
         const std::string message = lb_last_error();
         EXPECT_TRUE(status == LB_ERROR_DEVICE || status == LB_ERROR_INVALID_ARGUMENT) << "status " << status << ": " << message;
         bool named = false;
         for (const NamedMember &t : kTensors) named = named || names_argument(message, t.name);
         EXPECT_TRUE(named) << "the message names no argument: " << message;
+        EXPECT_NE(message.find(tensor_on_test_device_text(other)), std::string::npos) << message;
         ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
-        expect_untouched(buf, dev, "tensors on device 0, call on device 1");
+        expect_untouched(buf, dev, "tensors on " + cuda_label() + ", call on device " + std::to_string(other));
     }
 }
 
@@ -877,7 +865,7 @@ TEST_F(CudaExtendErrors, MlaLayoutsTensorCoresCannotReadAreRefusedByName) {
         buf.args.lse_extend = lb_tensor{buf.lse.data(), LB_FLOAT32, 2, {p.T, p.Hq}, {1, p.T}};
         DeviceArgs dev;
         ASSERT_EQ(dev.mirror(buf.args), "");
-        EXPECT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_ERROR_UNSUPPORTED);
+        EXPECT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_ERROR_UNSUPPORTED);
         EXPECT_TRUE(names_argument(lb_last_error(), "lse_extend")) << lb_last_error();
         ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
         expect_untouched(buf, dev, "transposed lse_extend at 576/512");
@@ -893,7 +881,7 @@ TEST_F(CudaExtendErrors, MlaLayoutsTensorCoresCannotReadAreRefusedByName) {
         buf.args.q_extend = lb_tensor{padded.data(), LB_BFLOAT16, 3, {p.T, p.Hq, p.Lq}, {row, p.Lq, 1}};
         DeviceArgs dev;
         ASSERT_EQ(dev.mirror(buf.args), "");
-        EXPECT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_ERROR_UNSUPPORTED);
+        EXPECT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_ERROR_UNSUPPORTED);
         EXPECT_TRUE(names_argument(lb_last_error(), "q_extend")) << lb_last_error();
         ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
         expect_untouched(buf, dev, "q_extend row stride 4 past a multiple of 8 at 576/512");
@@ -911,7 +899,7 @@ TEST_F(CudaExtendEdges, NoRowsWritesNothing) {
     make_args(p, c, LB_BOUNDED, &buf, true);
     DeviceArgs dev;
     ASSERT_EQ(dev.mirror(buf.args), "");
-    ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_OK) << lb_last_error();
+    ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
     ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
     expect_untouched(buf, dev, "every E_b = 0");
 
@@ -923,7 +911,7 @@ TEST_F(CudaExtendEdges, NoRowsWritesNothing) {
     make_args(b0, c, LB_BOUNDED, &buf0, true);
     DeviceArgs dev0;
     ASSERT_EQ(dev0.mirror(buf0.args), "");
-    ASSERT_EQ(lb_extend_attention_fwd(&dev0.args, livebound::cuda_device(0, stream_)), LB_OK) << lb_last_error();
+    ASSERT_EQ(lb_extend_attention_fwd(&dev0.args, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
     ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
     expect_untouched(buf0, dev0, "B = 0");
 }
@@ -951,7 +939,7 @@ TEST_F(CudaExtendEdges, MlaValuesAsKeyViewsEqualCopies) {
     values_as_key_views(p, &buf.args);
     DeviceArgs dev;
     ASSERT_EQ(dev.mirror(buf.args), "");
-    ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_OK) << lb_last_error();
+    ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
     ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
     ASSERT_EQ(dev.download_outputs(), "");
     expect_identical(copied, Outputs{buf.o, buf.lse}, "values as views of the keys vs copies");
@@ -1005,7 +993,7 @@ TEST_F(CudaExtendGarbage, GarbageValuesStayInBounds) {
             const std::string what = form + " with garbage " + injected.what;
             DeviceArgs dev;
             ASSERT_EQ(dev.mirror(buf.args), "") << what;
-            ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(0, stream_)), LB_OK)
+            ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_OK)
                 << lb_last_error() << "\n" << what;
             // No fault: an out-of-bounds access would fail this (and every later call).
             ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "") << what;

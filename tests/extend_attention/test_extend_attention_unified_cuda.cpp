@@ -1,5 +1,5 @@
-// K8 extend_attention_fwd_unified on CUDA device 0, on caller-owned device memory and a
-// caller-created non-blocking stream (the K7 CUDA suite's setup: every host buffer gets a
+// K8 extend_attention_fwd_unified on the test CUDA device (LIVEBOUND_TEST_DEVICE, default 0;
+// cuda_test_util.h), on caller-owned device memory and a caller-created non-blocking stream (the K7 CUDA suite's setup: every host buffer gets a
 // device copy of its whole storage, o poisoned, downloaded whole after the call, so the
 // CPU suite's checks apply unchanged).
 //   (a) CudaUnifiedAccuracy: a few cases per CUDA variant (bounded bf16 and fp16 32/32
@@ -47,19 +47,7 @@ constexpr int64_t kLeadRows = 3, kTailRows = 5;
 using K8DeviceArgs = AttentionDeviceArgs<lb_extend_attention_unified_args>;
 using Member = K8DeviceArgs::Member;
 using NamedMember = K8DeviceArgs::Named;
-const NamedMember kTensors[] = {
-    {"q", &lb_extend_attention_unified_args::q},
-    {"o", &lb_extend_attention_unified_args::o},
-    {"k_buffer", &lb_extend_attention_unified_args::k_buffer},
-    {"v_buffer", &lb_extend_attention_unified_args::v_buffer},
-    {"qo_indptr", &lb_extend_attention_unified_args::qo_indptr},
-    {"kv_indptr", &lb_extend_attention_unified_args::kv_indptr},
-    {"kv_indices", &lb_extend_attention_unified_args::kv_indices},
-    {"prefix_lens", &lb_extend_attention_unified_args::prefix_lens},
-    {"sinks", &lb_extend_attention_unified_args::sinks},
-    {"custom_mask", &lb_extend_attention_unified_args::custom_mask},
-    {"mask_indptr", &lb_extend_attention_unified_args::mask_indptr},
-};
+const auto &kTensors = kUnifiedTensors;  // (device_args.h)
 
 // The K8 block's device copies, with its output o.
 struct DeviceArgs : K8DeviceArgs {
@@ -69,7 +57,7 @@ struct DeviceArgs : K8DeviceArgs {
 
 std::string describe(const UnifiedCase &c, lb_variant v) {
     std::ostringstream os;
-    os << c << (v == LB_BOUNDED ? " bounded" : " full-width") << " on cuda:0";
+    os << c << (v == LB_BOUNDED ? " bounded" : " full-width") << " on " << cuda_label(test_device());
     return os.str();
 }
 
@@ -85,7 +73,7 @@ protected:
         DeviceArgs d;
         std::string error = d.mirror(buf.args);
         if (!error.empty()) return ::testing::AssertionFailure() << error;
-        const lb_status s = lb_extend_attention_fwd_unified(&d.args, livebound::cuda_device(0, stream_));
+        const lb_status s = lb_extend_attention_fwd_unified(&d.args, livebound::cuda_device(device_, stream_));
         const std::string message = lb_last_error();
         if (status) *status = s;
         if (message_out) *message_out = message;
@@ -444,7 +432,7 @@ UnifiedCase unified_error_case() {
     return c;
 }
 
-// Each tensor the call uses, in turn, in host memory (the others on device 0): refused
+// Each tensor the call uses, in turn, in host memory (the others on the test device): refused
 // naming it, nothing written.
 TEST_F(CudaUnifiedErrors, HostPointersAreRejectedByName) {
     const UnifiedCase c = unified_error_case();
@@ -458,7 +446,7 @@ TEST_F(CudaUnifiedErrors, HostPointersAreRejectedByName) {
         ASSERT_EQ(dev.mirror(buf.args), "");
         lb_extend_attention_unified_args args = dev.args;
         (args.*t.member).data = (buf.args.*t.member).data;  // host memory
-        const lb_status status = lb_extend_attention_fwd_unified(&args, livebound::cuda_device(0, stream_));
+        const lb_status status = lb_extend_attention_fwd_unified(&args, livebound::cuda_device(device_, stream_));
         const std::string message = lb_last_error();
         EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE)
             << name << " in host memory: status " << status << ": " << message;
@@ -468,23 +456,24 @@ TEST_F(CudaUnifiedErrors, HostPointersAreRejectedByName) {
     }
 }
 
-// Every tensor on device 0, the call on device 1: the first tensor checked for residency,
-// q, is refused by name, nothing written. Needs two devices.
+// Every tensor on the test device, the call on another: the first tensor checked for
+// residency, q, is refused by name, naming both devices, nothing written. Needs two devices.
 TEST_F(CudaUnifiedErrors, TensorsOnAnotherDeviceAreRejectedByName) {
-    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    const int other = other_device();
+    if (other < 0) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
     const UnifiedCase c = unified_error_case();
     const UnifiedProblem p = make_unified_problem(c);
     UnifiedBuffers buf;
     make_unified_args(p, c, LB_BOUNDED, &buf);
     DeviceArgs dev;
     ASSERT_EQ(dev.mirror(buf.args), "");
-    const lb_status status = lb_extend_attention_fwd_unified(&dev.args, livebound::cuda_device(1, nullptr));
+    const lb_status status = lb_extend_attention_fwd_unified(&dev.args, livebound::cuda_device(other, nullptr));
     const std::string message = lb_last_error();
     EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
     EXPECT_NE(message.find("argument 'q'"), std::string::npos) << message;
-    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+    EXPECT_NE(message.find(tensor_on_test_device_text(other)), std::string::npos) << message;
     ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
-    expect_o_untouched(buf, dev, "tensors on device 0, call on device 1");
+    expect_o_untouched(buf, dev, "tensors on " + cuda_label() + ", call on device " + std::to_string(other));
 }
 
 // MLA's 576/512 runs only on tensor cores (no SIMT variant serves it on CUDA): q, k_buffer
@@ -519,7 +508,7 @@ TEST_F(CudaUnifiedErrors, MlaLayoutsTensorCoresCannotReadAreRefusedByName) {
         DeviceArgs dev;
         ASSERT_EQ(dev.mirror(buf.args), "");
         const std::string what = std::string(b.name) + " row stride 4 past a multiple of 8 at 576/512";
-        EXPECT_EQ(lb_extend_attention_fwd_unified(&dev.args, livebound::cuda_device(0, stream_)), LB_ERROR_UNSUPPORTED)
+        EXPECT_EQ(lb_extend_attention_fwd_unified(&dev.args, livebound::cuda_device(device_, stream_)), LB_ERROR_UNSUPPORTED)
             << what << ": " << lb_last_error();
         const std::string message = lb_last_error();
         EXPECT_NE(message.find("argument '" + std::string(b.name) + "'"), std::string::npos) << what << ": " << message;
@@ -577,7 +566,7 @@ TEST_F(CudaUnifiedGarbage, GarbageValuesStayInBounds) {
             const std::string what = form + " with garbage " + injected.what;
             DeviceArgs dev;
             ASSERT_EQ(dev.mirror(buf.args), "") << what;
-            ASSERT_EQ(lb_extend_attention_fwd_unified(&dev.args, livebound::cuda_device(0, stream_)), LB_OK)
+            ASSERT_EQ(lb_extend_attention_fwd_unified(&dev.args, livebound::cuda_device(device_, stream_)), LB_OK)
                 << lb_last_error() << "\n" << what;
             // No fault: an out-of-bounds access would fail this (and every later call).
             ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "") << what;

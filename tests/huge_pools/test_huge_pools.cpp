@@ -3,10 +3,11 @@
 // pages past 2^31 bytes have their own tests (tests/dsa_kv_gather, *LargeOffsets).
 //
 // One source, two executables: test_huge_pools_cpu (host memory) and test_huge_pools_cuda
-// (device 0; skipped without one). Each test runs one call twice on the same device: once
-// with a compact pool, once with the same rows spread out so that the rows the call reads
-// start past element 2^31 of the tensor (row stride ~ 2^31 / first_far_row). Every
-// extent and stride stays below 2^31, as the validation requires; only the offsets grow.
+// (the test device, LIVEBOUND_TEST_DEVICE, default 0; skipped without it). Each test runs
+// one call twice on the same device: once with a compact pool, once with the same rows
+// spread out so that the rows the call reads start past element 2^31 of the tensor (row
+// stride ~ 2^31 / first_far_row). Every extent and stride stays below 2^31, as the
+// validation requires; only the offsets grow.
 // The outputs must be the same bits (or, where the spread pool makes CUDA take another
 // kernel, the same values to bf16 rounding). A 32-bit offset anywhere would read the
 // wrong row or fault.
@@ -34,7 +35,7 @@
 #include "livebound/livebound.hpp"
 
 #ifndef LB_HUGE_ON_CUDA
-#error "compile with -DLB_HUGE_ON_CUDA=0 (host memory) or 1 (device 0)"
+#error "compile with -DLB_HUGE_ON_CUDA=0 (host memory) or 1 (the test CUDA device)"
 #endif
 
 namespace livebound::testing {
@@ -190,7 +191,7 @@ protected:
     void TearDown() override {
         if (kOnCuda) CudaFixture::TearDown();
     }
-    lb_device device() const { return kOnCuda ? lb_device{LB_DEVICE_CUDA, 0, stream_} : livebound::cpu(); }
+    lb_device device() const { return kOnCuda ? lb_device{LB_DEVICE_CUDA, device_, stream_} : livebound::cpu(); }
     // After a call: its work done (CUDA), its status OK.
     void finish(lb_status status) {
         ASSERT_EQ(status, LB_OK) << lb_last_error();

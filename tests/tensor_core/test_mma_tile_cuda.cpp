@@ -1,8 +1,9 @@
-// End-to-end check of the tensor-core build-and-load machinery on CUDA device 0, without
-// attention: the smoke kernels of mma_tile_generator.cpp (C = A . B^T through the mma.sync
-// helpers), built as TENSOR_CORE variants (tools/ptx_link.py: helpers inlined, linted,
-// sm_90 cubin when ptxas was found) and loaded through the runtime's cuModuleLoadDataEx
-// hook (runtime/src/cubin_loader.cpp).
+// End-to-end check of the tensor-core build-and-load machinery on the test CUDA device
+// (LIVEBOUND_TEST_DEVICE, default 0; cuda_test_util.h), without attention: the smoke
+// kernels of mma_tile_generator.cpp (C = A . B^T through the mma.sync helpers), built as
+// TENSOR_CORE variants (tools/ptx_link.py: helpers inlined, linted, sm_90 cubin when ptxas
+// was found) and loaded through the runtime's cuModuleLoadDataEx hook
+// (runtime/src/cubin_loader.cpp).
 //
 //   (a) MmaTileCuda.Bf16Direct: bf16 A and B fragments loaded directly (lb_mma_bf16_elem);
 //   (b) MmaTileCuda.Bf16PackMovmatrix: A given in fp32 and packed in the kernel
@@ -122,7 +123,7 @@ protected:
 
         const cubins::LoadCounts before = cubins::load_counts();
         try {
-            PipelineCall call(lb_device{LB_DEVICE_CUDA, 0, stream_});
+            PipelineCall call(lb_device{LB_DEVICE_CUDA, device_, stream_});
             lb_tensor a_tensor{}, b_tensor{}, c_tensor{};
             a_tensor.data = a_device.pointer();
             b_tensor.data = b_device.pointer();

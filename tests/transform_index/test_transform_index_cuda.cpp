@@ -1,4 +1,5 @@
-// K6 transform_index_page_table_prefill on CUDA device 0, on caller-owned device memory
+// K6 transform_index_page_table_prefill on the test CUDA device (LIVEBOUND_TEST_DEVICE, default
+// 0; cuda_test_util.h), on caller-owned device memory
 // (cuMemAlloc in the primary context) and a caller-created non-blocking stream, against
 // the plain C++ reference. Same cases and checks as the CPU suite (cases.h): the device
 // result is poisoned by uploading the poisoned host storage and downloaded whole
@@ -40,7 +41,7 @@ public:
     void *pointer(const HostTable &t) const { return device_pointer(t); }
 };
 
-// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K6 runs.
+// CudaFixture (the test device's primary context and a non-blocking stream, or skipped) + K6 runs.
 class CudaTestBase : public CudaFixture {
 protected:
     // Mirrors p to the device, runs K6 on `stream`, synchronises, downloads the result.
@@ -49,7 +50,7 @@ protected:
         std::string error = d.mirror(p);
         if (!error.empty()) return ::testing::AssertionFailure() << error;
         const lb_transform_index_args args = p.args(variant, [&](HostTable &t) { return d.pointer(t); });
-        const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(0, stream));
+        const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(device_, stream));
         if (status != LB_OK) return ::testing::AssertionFailure() << "status " << status << ": " << lb_last_error();
         if (std::string(lb_last_error()) != "") {
             return ::testing::AssertionFailure() << "lb_last_error() not empty after a success: " << lb_last_error();
@@ -72,7 +73,7 @@ using CudaTransformIndex = CudaParamTest<MatrixParam>;
 TEST_P(CudaTransformIndex, MatchesReferenceEverywhere) {
     const auto &[spec, variant] = GetParam();
     TransformIndexProblem problem = make_problem(spec);
-    const std::string context = problem.describe(variant, "cuda:0");
+    const std::string context = problem.describe(variant, cuda_label());
     SCOPED_TRACE(context);
     const auto expected = reference::transform_index(problem.reference_inputs());
     ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
@@ -97,7 +98,7 @@ using CudaTransformIndexDefaultStream = CudaTestBase;
 
 TEST_F(CudaTransformIndexDefaultStream, NullStreamIsTheLegacyDefaultStream) {
     TransformIndexProblem problem = make_problem(transform_index_cases_named({"one_long_topk2048"}).at(0));
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0 stream NULL");
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label(" stream NULL"));
     const auto expected = reference::transform_index(problem.reference_inputs());
     ASSERT_TRUE(run_on_device(problem, LB_BOUNDED, nullptr)) << context;
     EXPECT_TRUE(check_result(problem, expected, context));
@@ -139,13 +140,13 @@ TEST_P(CudaTransformIndexGraph, ReplaysFollowUpdatedCuSeqlensQ) {
     const auto &[spec, variant] = GetParam();
     const cuda::Driver *d = cuda::driver();
     TransformIndexProblem problem = make_problem(spec);
-    const std::string context = problem.describe(variant, "cuda:0 graph");
+    const std::string context = problem.describe(variant, cuda_label(" graph"));
     SCOPED_TRACE(context);
 
     DeviceProblem mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     const lb_transform_index_args args = problem.args(variant, [&](HostTable &t) { return mirror.pointer(t); });
-    const lb_device device = livebound::cuda_device(0, stream_);
+    const lb_device device = livebound::cuda_device(device_, stream_);
 
     // Warm-up (JIT-compiles the variant's PTX), outside the capture.
     ASSERT_EQ(lb_transform_index_page_table_prefill(&args, device), LB_OK) << lb_last_error();
@@ -215,7 +216,7 @@ TEST_F(CudaTransformIndexGarbage, GarbageIndicesStayInBounds) {
         for (size_t i = 0; i < cu.size(); ++i) problem.cu_seqlens_q.at(static_cast<int64_t>(i), 0) = cu[i];
         problem.topk_indices.at(0, 0) = INT32_MAX;
         problem.topk_indices.at(5, 3) = 1 << 30;
-        const std::string context = problem.describe(variant, "cuda:0") + " with garbage cu_seqlens_q / topk_indices";
+        const std::string context = problem.describe(variant, cuda_label()) + " with garbage cu_seqlens_q / topk_indices";
         ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
         for (size_t s = 0; s < problem.result.storage.size(); ++s) {
             const int64_t r = static_cast<int64_t>(s) / problem.result.row_stride;
@@ -233,12 +234,12 @@ using CudaTransformIndexWrongMemory = CudaTestBase;
 
 TEST_F(CudaTransformIndexWrongMemory, HostResultIsRejectedByName) {
     TransformIndexProblem problem = make_problem(transform_index_cases_named({"tile_edges"}).at(0));
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " result in host memory";
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label()) + " result in host memory";
     DeviceProblem mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     lb_transform_index_args args = problem.args(LB_BOUNDED, [&](HostTable &t) { return mirror.pointer(t); });
     args.result.data = problem.result.data();  // host memory
-    const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(0, stream_));
+    const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(device_, stream_));
     const std::string message = lb_last_error();
     EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << "status " << status << ": " << message;
     EXPECT_NE(message.find("argument 'result'"), std::string::npos) << message;
@@ -249,20 +250,22 @@ TEST_F(CudaTransformIndexWrongMemory, HostResultIsRejectedByName) {
 }
 
 // ---- memory of another CUDA device ----
-// Every table lives on device 0; the call runs on device 1. The first tensor checked for
+// Every table lives on the test device; the call runs on another. The first tensor checked for
 // residency, page_table, is refused by name, and nothing is written. Needs two devices.
 TEST_F(CudaTransformIndexWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
-    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    const int other = other_device();
+    if (other < 0) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
     TransformIndexProblem problem = make_problem(transform_index_cases_named({"tile_edges"}).at(0));
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:1") + " every table on device 0";
+    const std::string context =
+        problem.describe(LB_BOUNDED, livebound::testing::cuda_label(other)) + " every table on " + cuda_label();
     DeviceProblem mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     const lb_transform_index_args args = problem.args(LB_BOUNDED, [&](HostTable &t) { return mirror.pointer(t); });
-    const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(1, nullptr));
+    const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(other, nullptr));
     const std::string message = lb_last_error();
     EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
     EXPECT_NE(message.find("argument 'page_table'"), std::string::npos) << message;
-    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+    EXPECT_NE(message.find(tensor_on_test_device_text(other)), std::string::npos) << message;
     ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
     ASSERT_EQ(mirror.download(problem.result), "");
     EXPECT_TRUE(result_untouched(problem, context + " (device result)"));
@@ -282,12 +285,12 @@ TEST_F(CudaTransformIndexGridLimits, MoreThan65535RequestsAreRejected) {
     DeviceProblem mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     for (const int64_t bs : {int64_t{65536}, int64_t{65535}}) {
-        const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " cu_seqlens_q of bs + 1 = " +
+        const std::string context = problem.describe(LB_BOUNDED, cuda_label()) + " cu_seqlens_q of bs + 1 = " +
                                     std::to_string(bs + 1) + " entries";
         lb_transform_index_args args = problem.args(LB_BOUNDED, [&](HostTable &t) { return mirror.pointer(t); });
         args.cu_seqlens_q.shape[0] = bs + 1;
         args.page_table_is_expanded = 0;  // page_table must then have bs rows: it has fewer
-        const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(0, stream_));
+        const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(device_, stream_));
         const std::string message = lb_last_error();
         EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << context << ": " << message;
         if (bs > 65535) {
@@ -309,11 +312,11 @@ TEST_F(CudaTransformIndexGridLimits, TopkWiderThan65535ChunksIsRejected) {
     ASSERT_EQ(mirror.mirror(problem), "");
     const int64_t limit = int64_t{256} * 65535;  // the widest topk: 65535 chunks of 256
     for (const int64_t topk : {limit + 1, limit}) {
-        const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " topk_indices " +
+        const std::string context = problem.describe(LB_BOUNDED, cuda_label()) + " topk_indices " +
                                     std::to_string(topk) + " columns wide";
         lb_transform_index_args args = problem.args(LB_BOUNDED, [&](HostTable &t) { return mirror.pointer(t); });
         args.topk_indices.shape[1] = topk;  // result is narrower: refused (naming result) at the limit
-        const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(0, stream_));
+        const lb_status status = lb_transform_index_page_table_prefill(&args, livebound::cuda_device(device_, stream_));
         const std::string message = lb_last_error();
         EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << context << ": " << message;
         if (topk > limit) {

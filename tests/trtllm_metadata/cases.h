@@ -213,7 +213,7 @@ struct TrtllmProblem {
         return {&cache_seqlens, &cu_seqlens_k, &cu_seqlens_q, &page_table, &swa_page_table, &swa_out_cache_loc};
     }
 
-    std::string describe(lb_variant variant, const char *device = "cpu") const {
+    std::string describe(lb_variant variant, const std::string &device = "cpu") const {
         std::ostringstream os;
         os << "case=" << spec.name << " seed=" << spec.seed << " seq_lens=" << dtype_name(seq_dtype)
            << " req_pool_indices=" << dtype_name(index_dtype) << " qlens=" << dtype_name(qlens_dtype)

@@ -1,4 +1,5 @@
-// K4 update_trtllm_mha_graph_metadata on CUDA device 0, on caller-owned device memory
+// K4 update_trtllm_mha_graph_metadata on the test CUDA device (LIVEBOUND_TEST_DEVICE, default
+// 0; cuda_test_util.h), on caller-owned device memory
 // (cuMemAlloc in the primary context) and a caller-created non-blocking stream, against
 // the plain C++ reference. Same cases and checks as the CPU suite (cases.h): device
 // outputs are poisoned by uploading the poisoned host storage and downloaded whole
@@ -26,7 +27,7 @@ namespace {
 
 using Mirror = DeviceCopies<HostTensor>;
 
-// CudaFixture (device 0's primary context and a non-blocking stream, or skipped) + K4 runs.
+// CudaFixture (the test device's primary context and a non-blocking stream, or skipped) + K4 runs.
 class CudaTestBase : public CudaFixture {
 protected:
     ::testing::AssertionResult run_on_device(TrtllmProblem &p, lb_variant variant, cuda::CUstream stream) {
@@ -35,7 +36,7 @@ protected:
         if (!error.empty()) return ::testing::AssertionFailure() << error;
         const lb_trtllm_mha_graph_metadata_args args =
             p.args(variant, [&](HostTensor &t) { return mirror.device_pointer(t); });
-        const lb_status status = lb_update_trtllm_mha_graph_metadata(&args, livebound::cuda_device(0, stream));
+        const lb_status status = lb_update_trtllm_mha_graph_metadata(&args, livebound::cuda_device(device_, stream));
         if (status != LB_OK) {
             return ::testing::AssertionFailure() << "status " << status << ", lb_last_error(): " << lb_last_error();
         }
@@ -59,7 +60,7 @@ using CudaTrtllmMetadata = CudaParamTest<MatrixParam>;
 TEST_P(CudaTrtllmMetadata, MatchesReferenceAndLeavesEverythingElsePoisoned) {
     const auto &[spec, variant] = GetParam();
     TrtllmProblem problem = make_problem(spec);
-    const std::string context = problem.describe(variant, "cuda:0");
+    const std::string context = problem.describe(variant, cuda_label());
     SCOPED_TRACE(context);
     const reference::TrtllmMetadataExpected want = reference::trtllm_metadata(problem.reference_inputs());
     ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
@@ -89,7 +90,7 @@ TEST_P(CudaTrtllmMetadataDtypes, MatchesReference) {
     const auto &[spec, seq, idx, ql] = GetParam();
     for (lb_variant variant : {LB_BOUNDED, LB_FULL_WIDTH}) {
         TrtllmProblem problem = make_problem(spec, seq, idx, ql);
-        const std::string context = problem.describe(variant, "cuda:0");
+        const std::string context = problem.describe(variant, cuda_label());
         SCOPED_TRACE(context);
         const reference::TrtllmMetadataExpected want = reference::trtllm_metadata(problem.reference_inputs());
         ASSERT_TRUE(run_on_device(problem, variant, stream_)) << context;
@@ -117,7 +118,7 @@ TEST_F(CudaTrtllmMetadataDefaultStream, NullStreamIsTheLegacyDefaultStream) {
     const std::vector<TrtllmCase> picked = cases_named({"bs17_off1_q1_swa_static"});
     ASSERT_EQ(picked.size(), 1u);
     TrtllmProblem problem = make_problem(picked[0]);
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0 stream NULL");
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label(" stream NULL"));
     const reference::TrtllmMetadataExpected want = reference::trtllm_metadata(problem.reference_inputs());
     ASSERT_TRUE(run_on_device(problem, LB_BOUNDED, nullptr)) << context;
     EXPECT_TRUE(check_scalars(problem, want, context));
@@ -134,14 +135,14 @@ TEST_P(CudaTrtllmMetadataGraph, ReplaysFollowUpdatedSeqLens) {
     const auto &[spec, variant] = GetParam();
     const cuda::Driver *d = cuda::driver();
     TrtllmProblem problem = make_problem(spec);
-    const std::string context = problem.describe(variant, "cuda:0 graph");
+    const std::string context = problem.describe(variant, cuda_label(" graph"));
     SCOPED_TRACE(context);
 
     Mirror mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     const lb_trtllm_mha_graph_metadata_args args =
         problem.args(variant, [&](HostTensor &t) { return mirror.device_pointer(t); });
-    const lb_device device = livebound::cuda_device(0, stream_);
+    const lb_device device = livebound::cuda_device(device_, stream_);
 
     // Warm-up (JIT-compiles the variants' PTX), outside the capture.
     ASSERT_EQ(lb_update_trtllm_mha_graph_metadata(&args, device), LB_OK) << lb_last_error();
@@ -260,7 +261,7 @@ TEST_F(CudaTrtllmMetadataGarbage, GarbageValuesStayInBounds) {
             lengths[kDead] = -5;
             p.set_seq_lens(lengths);
             const std::string context =
-                p.describe(variant, "cuda:0") + " with garbage indices in requests 0-7 but 2";
+                p.describe(variant, cuda_label()) + " with garbage indices in requests 0-7 but 2";
             SCOPED_TRACE(context);
 
             ASSERT_TRUE(run_on_device(p, variant, stream_)) << context;
@@ -305,13 +306,13 @@ TEST_F(CudaTrtllmMetadataWrongMemory, HostPageTableIsRejectedByName) {
     const std::vector<TrtllmCase> picked = cases_named({"bs8_off1_q1_swa_static"});
     ASSERT_EQ(picked.size(), 1u);
     TrtllmProblem problem = make_problem(picked[0]);
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:0") + " page_table in host memory";
+    const std::string context = problem.describe(LB_BOUNDED, cuda_label()) + " page_table in host memory";
     Mirror mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     lb_trtllm_mha_graph_metadata_args args =
         problem.args(LB_BOUNDED, [&](HostTensor &t) { return mirror.device_pointer(t); });
     args.page_table.data = problem.page_table.data();  // host memory
-    const lb_status status = lb_update_trtllm_mha_graph_metadata(&args, livebound::cuda_device(0, stream_));
+    const lb_status status = lb_update_trtllm_mha_graph_metadata(&args, livebound::cuda_device(device_, stream_));
     const std::string message = lb_last_error();
     EXPECT_TRUE(status == LB_ERROR_INVALID_ARGUMENT || status == LB_ERROR_DEVICE) << status << ": " << message;
     EXPECT_TRUE(names_argument(message, "page_table")) << message;
@@ -322,23 +323,25 @@ TEST_F(CudaTrtllmMetadataWrongMemory, HostPageTableIsRejectedByName) {
 }
 
 // ---- memory of another CUDA device ----
-// Every tensor lives on device 0; the call runs on device 1. The first tensor checked for
+// Every tensor lives on the test device; the call runs on another. The first tensor checked for
 // residency, seq_lens, is refused by name, and nothing is written. Needs two devices.
 TEST_F(CudaTrtllmMetadataWrongMemory, TensorsOnAnotherDeviceAreRejectedByName) {
-    if (lb_cuda_device_count() < 2) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
+    const int other = other_device();
+    if (other < 0) GTEST_SKIP() << "needs 2 CUDA devices, " << lb_cuda_device_count() << " present";
     const std::vector<TrtllmCase> picked = cases_named({"bs8_off1_q1_swa_static"});
     ASSERT_EQ(picked.size(), 1u);
     TrtllmProblem problem = make_problem(picked[0]);
-    const std::string context = problem.describe(LB_BOUNDED, "cuda:1") + " every tensor on device 0";
+    const std::string context =
+        problem.describe(LB_BOUNDED, livebound::testing::cuda_label(other)) + " every tensor on " + cuda_label();
     Mirror mirror;
     ASSERT_EQ(mirror.mirror(problem), "");
     const lb_trtllm_mha_graph_metadata_args args =
         problem.args(LB_BOUNDED, [&](HostTensor &t) { return mirror.device_pointer(t); });
-    const lb_status status = lb_update_trtllm_mha_graph_metadata(&args, livebound::cuda_device(1, nullptr));
+    const lb_status status = lb_update_trtllm_mha_graph_metadata(&args, livebound::cuda_device(other, nullptr));
     const std::string message = lb_last_error();
     EXPECT_EQ(status, LB_ERROR_INVALID_ARGUMENT) << message;
     EXPECT_TRUE(names_argument(message, "seq_lens")) << message;
-    EXPECT_NE(message.find("lives on CUDA device 0, but the call runs on device 1"), std::string::npos) << message;
+    EXPECT_NE(message.find(tensor_on_test_device_text(other)), std::string::npos) << message;
     ASSERT_EQ(cuda_error("cuStreamSynchronize(legacy stream)", cuda::driver()->cuStreamSynchronize(nullptr)), "");
     ASSERT_EQ(mirror.download_outputs(problem), "");
     EXPECT_TRUE(outputs_untouched(problem, context + " (device outputs)"));

@@ -4,9 +4,11 @@
  * elements, row-major like torch), a few host scalars, and a device: the CPU, or a
  * CUDA device index plus the caller's stream (a CUstream; NULL is the legacy default
  * stream). CUDA calls run on the device's primary context (the one PyTorch and the
- * CUDA runtime use), never allocate, never synchronise, and are CUDA-graph
- * capturable after one warm-up call per kernel variant and process (the first call
- * JIT-compiles the kernel's PTX).
+ * CUDA runtime use), so the stream must be one of that context (or NULL,
+ * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD): a stream of another device or context is
+ * refused, naming 'stream'. CUDA calls never allocate, never synchronise, and are
+ * CUDA-graph capturable after one warm-up call per kernel variant and process (the
+ * first call JIT-compiles the kernel's PTX).
  *
  * Every argument is validated before anything runs. A bad one returns a non-zero
  * lb_status and writes nothing; lb_last_error() then names the argument and says
@@ -58,7 +60,7 @@ typedef enum lb_device_type {
 typedef struct lb_device {
     lb_device_type type;
     int32_t index;  /* CUDA device ordinal; 0 for the CPU */
-    void *stream;   /* CUstream for CUDA calls; ignored on the CPU */
+    void *stream;   /* CUstream of device `index`'s primary context for CUDA calls; ignored on the CPU */
 } lb_device;
 
 /* A strided view of caller memory, up to 4 dimensions. shape/strides are row-major (torch
