@@ -85,6 +85,17 @@ def _why_not(index=None):
     return None
 
 
+def _test_device_or_skip():
+    """The test device for a class's setUpClass; skips the class when it cannot be tested
+    (_why_not), or fails when LIVEBOUND_REQUIRE_CUDA=1."""
+    why = _why_not()
+    if why:
+        if REQUIRE:
+            raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
+        raise unittest.SkipTest(why)
+    return cuda_test_device()
+
+
 def side_stream(dev):
     """A new torch stream on `dev` that waits for dev's current stream."""
     s = torch.cuda.Stream(device=dev)
@@ -115,12 +126,7 @@ def reference(seq_lens, rpi, r2t, max_pages, delta, ps, width):
 class K1TorchCuda(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        why = _why_not()
-        if why:
-            if REQUIRE:
-                raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
-            raise unittest.SkipTest(why)
-        cls.dev = cuda_test_device()
+        cls.dev = _test_device_or_skip()
 
     def make(self, bs=6, ps=16, max_pages=32, seed=0, pool_rows=11):
         g = torch.Generator().manual_seed(seed)
@@ -263,12 +269,7 @@ class AttentionTorchCuda(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        why = _why_not()
-        if why:
-            if REQUIRE:
-                raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
-            raise unittest.SkipTest(why)
-        cls.dev = cuda_test_device()
+        cls.dev = _test_device_or_skip()
 
     def tensors(self, seed, unified):
         """One problem: query rows start at row 1 (row 0 and the last row belong to no
@@ -459,12 +460,7 @@ def kernel_classes_on_test_device(prefix, functions, decorate=lambda cls: cls):
 
     @classmethod
     def setUpClass(cls):
-        why = _why_not()
-        if why:
-            if REQUIRE:
-                raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
-            raise unittest.SkipTest(why)
-        cls.dev = cuda_test_device()
+        cls.dev = _test_device_or_skip()
 
     def setUp(self):
         saved = test_kernels.livebound
