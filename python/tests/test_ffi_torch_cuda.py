@@ -82,7 +82,7 @@ class FfiAttentionTorchCuda(_Swap, base.AttentionTorchCuda):
 # K2-K6: test_kernels.py's tests through livebound.ffi on the test device (FfiCudaK2..., as
 # test_torch_cuda's CudaK2... for the ctypes layer).
 globals().update(base.kernel_classes_on_test_device("FfiCuda", lambda: {name: getattr(ffi, name) for name in base.K2_K6},
-                                                    needs_ffi))
+                                                    needs_ffi, __name__))
 
 
 if __name__ == "__main__":

@@ -85,7 +85,7 @@ def _why_not(index=None):
     return None
 
 
-def _test_device_or_skip():
+def device_or_skip():
     """The test device for a class's setUpClass; skips the class when it cannot be tested
     (_why_not), or fails when LIVEBOUND_REQUIRE_CUDA=1."""
     why = _why_not()
@@ -126,7 +126,7 @@ def reference(seq_lens, rpi, r2t, max_pages, delta, ps, width):
 class K1TorchCuda(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dev = _test_device_or_skip()
+        cls.dev = device_or_skip()
 
     def make(self, bs=6, ps=16, max_pages=32, seed=0, pool_rows=11):
         g = torch.Generator().manual_seed(seed)
@@ -269,7 +269,7 @@ class AttentionTorchCuda(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.dev = _test_device_or_skip()
+        cls.dev = device_or_skip()
 
     def tensors(self, seed, unified):
         """One problem: query rows start at row 1 (row 0 and the last row belong to no
@@ -411,7 +411,8 @@ def on_device(fn, dev):
     """fn (a K2-K6 function of one of the bindings) called with every numpy array argument
     copied to a torch tensor on `dev` (one tensor per array, so that an array passed twice stays
     one tensor), every tensor copied back into its array after the call (the kernel's writes
-    land in the arrays, as on the CPU), and a returned tensor given back as its array."""
+    land in the arrays, as on the CPU), and a returned tensor given back as its array. With a
+    CPU `dev` each tensor is torch.from_numpy of its array, the same memory."""
 
     def call(*args, **kwargs):
         made = {}
@@ -424,9 +425,10 @@ def on_device(fn, dev):
             return x
 
         result = fn(*[tensor(a) for a in args], **{k: tensor(v) for k, v in kwargs.items()})
-        synchronize(dev)
-        for array, t in made.values():
-            array[...] = t.cpu().numpy()
+        if dev.type != "cpu":  # (on the CPU each tensor is its array's memory: nothing to copy)
+            synchronize(dev)
+            for array, t in made.values():
+                array[...] = t.cpu().numpy()
         array_of = {id(t): a for a, t in made.values()}
         if isinstance(result, tuple):
             return tuple(array_of.get(id(r), r) for r in result)
@@ -447,10 +449,11 @@ class _KernelsOnDevice:
         return getattr(self._real, name)
 
 
-def kernel_classes_on_test_device(prefix, functions, decorate=lambda cls: cls):
+def kernel_classes_on(prefix, functions, device, decorate=lambda cls: cls, module=__name__):
     """test_kernels' K2-K6 classes again, named <prefix><class>, each kernel taken from
-    `functions` (a callable returning {name: function}, called in setUp) and run on the test
-    device; skipped like the classes above."""
+    `functions` (a callable returning {name: function}, called in setUp) and run on_device on
+    `device()` (called in setUpClass; it may skip the class). `module`: the name of the module
+    whose globals take them (their __module__, which unittest reports)."""
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
@@ -460,7 +463,7 @@ def kernel_classes_on_test_device(prefix, functions, decorate=lambda cls: cls):
 
     @classmethod
     def setUpClass(cls):
-        cls.dev = _test_device_or_skip()
+        cls.dev = device()
 
     def setUp(self):
         saved = test_kernels.livebound
@@ -470,9 +473,14 @@ def kernel_classes_on_test_device(prefix, functions, decorate=lambda cls: cls):
     for name in dir(test_kernels):
         cls = getattr(test_kernels, name)
         if isinstance(cls, type) and issubclass(cls, unittest.TestCase) and name[:2] in ("K2", "K3", "K4", "K5", "K6"):
-            made = type(prefix + name, (cls,), {"setUpClass": setUpClass, "setUp": setUp})
+            made = type(prefix + name, (cls,), {"setUpClass": setUpClass, "setUp": setUp, "__module__": module})
             out[prefix + name] = decorate(test_kernels.needs_numpy(made))
     return out
+
+
+def kernel_classes_on_test_device(prefix, functions, decorate=lambda cls: cls, module=__name__):
+    """kernel_classes_on the test device, skipped like the classes above."""
+    return kernel_classes_on(prefix, functions, device_or_skip, decorate, module)
 
 
 globals().update(kernel_classes_on_test_device("Cuda", lambda: {name: getattr(livebound, name) for name in K2_K6}))

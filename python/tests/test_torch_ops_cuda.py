@@ -44,9 +44,6 @@ sys.path[:0] = ([] if os.environ.get("LIVEBOUND_TEST_INSTALLED") == "1" else [os
 import test_torch_cuda as base  # noqa: E402
 from test_torch_cuda import torch  # noqa: E402
 
-import test_kernels  # noqa: E402
-from _common import needs_numpy, np  # noqa: E402
-
 
 def _load_ops():
     if torch is None:
@@ -107,12 +104,7 @@ class _OnCpu:
 class _OnCuda:
     @classmethod
     def setUpClass(cls):
-        why = base._why_not()
-        if why:
-            if base.REQUIRE:
-                raise RuntimeError("LIVEBOUND_REQUIRE_CUDA=1 but " + why)
-            raise unittest.SkipTest(why)
-        cls.dev = base.cuda_test_device()
+        cls.dev = base.device_or_skip()
 
 
 # ---- (a) eager: test_torch_cuda's tests through the operators -------------------------------
@@ -173,67 +165,14 @@ class OpsAttentionTorchCpu(_Swap, _OnCpu, _AttentionOverrides, base.AttentionTor
 
 
 # ---- (a) K2-K6 on the CPU: test_kernels.py's numpy smoke tests through the operators ----------
-K2_K6 = ("fused_dsa_decode_metadata", "fused_dsa_target_verify_metadata", "update_trtllm_mha_graph_metadata",
-         "get_k_and_s", "transform_index_page_table_prefill")
+# (test_torch_cuda's on_device on the CPU: each array goes in as torch.from_numpy, the same memory.)
+def _op_functions():
+    return {name: getattr(ops, name) for name in base.K2_K6}
 
 
-def _through_numpy(fn):
-    """fn (a livebound.torch_ops function) called with numpy arrays: each goes in as
-    torch.from_numpy (the same memory, so the kernel's writes land in the array; one tensor
-    per array, so that an array passed twice stays one tensor), and a returned tensor comes
-    back as the array it was made from."""
-
-    def call(*args, **kwargs):
-        made = {}
-
-        def tensor(x):
-            if isinstance(x, np.ndarray):
-                if id(x) not in made:
-                    made[id(x)] = (x, torch.from_numpy(x))
-                return made[id(x)][1]
-            return x
-
-        result = fn(*[tensor(a) for a in args], **{k: tensor(v) for k, v in kwargs.items()})
-        array_of = {id(t): a for a, t in made.values()}
-        if isinstance(result, tuple):
-            return tuple(array_of.get(id(r), r) for r in result)
-        return array_of.get(id(result), result)
-
-    return call
-
-
-class _NumpyThroughOps:
-    """test_kernels' `livebound`, with K2-K6 taken from livebound.torch_ops."""
-
-    def __init__(self, real):
-        self._real = real
-        for name in K2_K6:
-            setattr(self, name, _through_numpy(getattr(ops, name)))
-
-    def __getattr__(self, name):
-        return getattr(self._real, name)
-
-
-def _kernel_classes():
-    """test_kernels' K2-K6 classes, each run again through the operators on CPU tensors."""
-    out = {}
-
-    def setUp(self):
-        self._saved = test_kernels.livebound
-        test_kernels.livebound = _NumpyThroughOps(self._saved)
-        self.addCleanup(setattr, test_kernels, "livebound", self._saved)
-
-    for name in dir(test_kernels):
-        cls = getattr(test_kernels, name)
-        if isinstance(cls, type) and issubclass(cls, unittest.TestCase) and name[:2] in ("K2", "K3", "K4", "K5", "K6"):
-            out["Ops" + name] = needs_numpy(needs_ops(type("Ops" + name, (cls,), {"setUp": setUp})))
-    return out
-
-
-globals().update(_kernel_classes())
+globals().update(base.kernel_classes_on("Ops", _op_functions, lambda: torch.device("cpu"), needs_ops, __name__))
 # ... and on the test device (test_torch_cuda's on_device: each array copied to a CUDA tensor).
-globals().update(base.kernel_classes_on_test_device("OpsCuda", lambda: {name: getattr(ops, name) for name in K2_K6},
-                                                    needs_ops))
+globals().update(base.kernel_classes_on_test_device("OpsCuda", _op_functions, needs_ops, __name__))
 
 
 # ---- (b) torch.compile, (c) CUDA graphs, (d) opcheck --------------------------------------------
