@@ -118,6 +118,7 @@ struct Common {
     GeneratorParam<bool> stage_head{"stage_head", dsa_metadata::Knobs{}.stage_head};              \
     GeneratorParam<bool> stage_totals{"stage_totals", dsa_metadata::Knobs{}.stage_totals};        \
     GeneratorParam<bool> riding_grid{"riding_grid", dsa_metadata::Knobs{}.riding_grid};           \
+    GeneratorParam<bool> scan_in_registers{"scan_in_registers", dsa_metadata::Knobs{}.scan_in_registers}; \
     dsa_metadata::Knobs knobs() const {                                                           \
         dsa_metadata::Knobs k;                                                                    \
         k.col_threads = col_threads;                                                              \
@@ -126,6 +127,7 @@ struct Common {
         k.stage_head = stage_head;                                                                \
         k.stage_totals = stage_totals;                                                            \
         k.riding_grid = riding_grid;                                                              \
+        k.scan_in_registers = scan_in_registers;                                                  \
         return k;                                                                                 \
     }
 

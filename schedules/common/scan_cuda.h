@@ -70,6 +70,27 @@ inline void place_blocked_scan(scan::Blocked &scan, const Halide::LoopLevel &blo
     scan.block_head.update().unroll(scan.head.x);
 }
 
+// The blocked prefix sum with no shared memory and no barrier: everything at `entry`, in the
+// entry's thread and its registers. The thread walks the block totals before its own block
+// (a loop that runs entry / scan_block times, each total's scan_block terms unrolled so that
+// their loads issue together), then its head. For the few entries of a small batch this is
+// the whole scan: no block-wide staging, no thread waits for another. Each thread recomputes
+// the totals it needs, so the work grows with the batch (entry / scan_block totals per
+// entry); the shared-memory placement above is the one for large batches.
+inline void place_blocked_scan_in_registers(scan::Blocked &scan, const Halide::LoopLevel &entry,
+                                            const Halide::Var &dim) {
+    using namespace Halide;
+    if (!scan.block_total.defined()) return;
+    scan.before_block.compute_at(entry).bound_storage(dim, 1).store_in(MemoryType::Register);
+    Var k = scan.block_total.args()[0];
+    scan.block_total.compute_at(scan.before_block, scan.earlier.x)
+        .bound_storage(k, 1)
+        .store_in(MemoryType::Register);
+    scan.block_total.update().unroll(scan.in_block.x);
+    scan.block_head.compute_at(entry).bound_storage(dim, 1).store_in(MemoryType::Register);
+    scan.block_head.update().unroll(scan.head.x);
+}
+
 // The same with the two levels named by (Func, Var) pairs.
 inline void place_blocked_scan(scan::Blocked &scan, const Halide::Func &block_owner, const Halide::Var &block_level,
                                const Halide::Func &entry_owner, const Halide::Var &entry_level,

@@ -36,9 +36,15 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
     // Both scans' block totals (and staged terms) at cu_seqlens_k's block level; staging:
     // schedules/common/scan_cuda.h.
     const schedules::ScanStaging staging{k.stage_head, k.stage_totals};
-    schedules::place_blocked_scan(s.cu_scan, s.cu_seqlens_k, io, s.cu_seqlens_k, ii, s.i, k.scan_threads, staging);
-    schedules::place_blocked_scan(s.dsa_scan, s.cu_seqlens_k, io, s.dsa_cu_seqlens_k, ii, s.i, k.scan_threads,
-                                  staging);
+    if (k.scan_in_registers) {
+        schedules::place_blocked_scan_in_registers(s.cu_scan, LoopLevel(s.cu_seqlens_k, ii), s.i);
+        schedules::place_blocked_scan_in_registers(s.dsa_scan, LoopLevel(s.dsa_cu_seqlens_k, ii), s.i);
+    } else {
+        schedules::place_blocked_scan(s.cu_scan, s.cu_seqlens_k, io, s.cu_seqlens_k, ii, s.i, k.scan_threads,
+                                      staging);
+        schedules::place_blocked_scan(s.dsa_scan, s.cu_seqlens_k, io, s.dsa_cu_seqlens_k, ii, s.i, k.scan_threads,
+                                      staging);
+    }
     // 3. paged_mqa_ctx_lens_2d (K3, optional): one thread per request, each writing its
     //    next_n entries in a serial loop, in the lengths kernel too.
     if (s.ctx_lens_2d.defined()) {
@@ -114,6 +120,11 @@ inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
     for (Func f : riders) {
         grid.ride(f);
         f.compute_with(first, grid.fused_level(), grid.on_last_group());
+    }
+    if (k.scan_in_registers) {
+        schedules::place_blocked_scan_in_registers(s.cu_scan, LoopLevel(s.cu_seqlens_k, grid.ii), i);
+        schedules::place_blocked_scan_in_registers(s.dsa_scan, LoopLevel(s.dsa_cu_seqlens_k, grid.ii), i);
+        return;
     }
     const schedules::ScanStaging staging{k.stage_head, k.stage_totals};
     schedules::place_blocked_scan(s.cu_scan, s.cu_seqlens_k, grid.unit, s.cu_seqlens_k, grid.ii, i, k.col_threads,

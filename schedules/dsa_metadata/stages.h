@@ -43,6 +43,10 @@ struct Knobs {
     // 128-thread blocks and staged totals it wins from 64 requests: the tuned batch
     // alternates (schedules/dsa_metadata/tuned/, bench/results/2026-12-03-nvidia-h200-autotune.md).
     bool riding_grid = false;
+    // CUDA: each scan entirely in its entry's thread (schedules/common/scan_cuda.h,
+    // place_blocked_scan_in_registers): no shared memory, no barrier; stage_head and
+    // stage_totals then do not apply. Each entry sums entry / scan_block block totals itself.
+    bool scan_in_registers = false;
 };
 
 struct Stages {
