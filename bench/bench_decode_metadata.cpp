@@ -103,6 +103,15 @@ void register_all() {
             }
         }
     }
+    // Batches between table E's 8 and 64: where the small-batch scan placement (the prefix
+    // sums in each entry's registers) stops winning (schedules/decode_metadata/tuned/).
+    for (int32_t ps : {1, 64}) {
+        for (int64_t bs : {16, 32}) {
+            std::string name = "K1/bounded/ps:" + std::to_string(ps) + "/bs:" + std::to_string(bs);
+            livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_K1, bs, ps, LB_BOUNDED, false, false),
+                                              false);
+        }
+    }
 }
 
 }  // namespace

@@ -116,6 +116,15 @@ void register_all() {
             }
         }
     }
+    // Small batches (not in table E): where the small-batch scan placement stops winning
+    // (schedules/trtllm_metadata/tuned/).
+    for (bool swa : {false, true}) {
+        for (int64_t bs : {1, 8, 16, 32}) {
+            std::string name = std::string("K4/bounded") + (swa ? "/swa" : "/noswa") + "/bs:" + std::to_string(bs);
+            livebound::bench::replay_settings(benchmark::RegisterBenchmark(name.c_str(), BM_K4, bs, swa, LB_BOUNDED, false),
+                                              false);
+        }
+    }
     // NOSKIP: every page live, so bounded vs full-width is the cost of the bound itself.
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
         std::string name = std::string("K4/noskip/") + (v == LB_BOUNDED ? "bounded" : "full_width") + "/swa/bs:64";

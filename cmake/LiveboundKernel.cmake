@@ -201,32 +201,50 @@ function(livebound_add_kernel name)
         endif ()
         set(autoscheduler "${tuned_autoscheduler}")
         _lb_retuned_options(variant_options "${options}" "${ARG_TENSOR_CORE}" "${params}")
+        # For the tests: which knobs the variant was built with (generated/livebound/tuned_variants.inc).
+        string(REPLACE ";" " " tuned_text "${LIVEBOUND_TUNED_${name}}")
+        set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_TUNED_ROWS "LB_TUNED_VARIANT(${name}, \"${tuned_text}\")\n")
     endif ()
     _lb_add_kernel(${name} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${variant_options}" "${max_registers}"
                    "${autoscheduler}" "${params}")
     set(${name}_stmt "${${name}_stmt}" PARENT_SCOPE)
-    # A batch alternate (LIVEBOUND_TUNED_BATCH_<variant> = <min batch> <knobs>): the same facts
-    # with the knobs that won the experiment's large-batch class, built as <variant>__b<min
-    # batch>; the runtime runs it for calls of batch >= min batch (livebound::for_batch,
-    # runtime/src/pipeline_call.h; generated/livebound/batch_alternates.inc).
-    if (LIVEBOUND_USE_TUNED AND DEFINED LIVEBOUND_TUNED_BATCH_${name})
-        set(spec ${LIVEBOUND_TUNED_BATCH_${name}})
-        list(POP_FRONT spec min_batch)
-        # Over the hand knobs: the experiment compared its candidates with the hand schedule.
+    # Alternates the runtime picks by the call's size (livebound::for_batch,
+    # runtime/src/pipeline_call.h; generated/livebound/batch_alternates.inc): the same facts
+    # with other knobs (over the hand knobs: experiments compare with the hand schedule),
+    # checked in this order, the first that applies runs:
+    #   LIVEBOUND_LARGE_ENTRIES_<variant> = <min entries> <knobs>, built as <variant>__e<min>:
+    #     a family manifest's form for calls whose longest prefix sum has >= min entries,
+    #     where the tuned forms stop fitting (their shared memory grows with the entries);
+    #   LIVEBOUND_TUNED_BATCH_<variant> = <min batch> <knobs>, built as <variant>__b<min>: the
+    #     knobs that won an experiment's large-batch class, for calls of batch >= min batch.
+    foreach (kind IN ITEMS LARGE_ENTRIES TUNED_BATCH)
+        if (NOT LIVEBOUND_USE_TUNED OR NOT DEFINED LIVEBOUND_${kind}_${name})
+            continue()
+        endif ()
+        if (kind STREQUAL "LARGE_ENTRIES")
+            set(suffix e)
+            set(macro LB_ENTRIES_ALTERNATE)
+        else ()
+            set(suffix b)
+            set(macro LB_BATCH_ALTERNATE)
+        endif ()
+        set(spec ${LIVEBOUND_${kind}_${name}})
+        list(POP_FRONT spec min_size)
         _lb_apply_knobs(alt "${ARG_PARAMS}" "${spec}")
         set(alt_registers "${ARG_MAX_REGISTERS}")
         if (NOT alt_max_registers STREQUAL "")
             set(alt_registers "${alt_max_registers}")
         endif ()
         _lb_retuned_options(alt_options "${options}" "${ARG_TENSOR_CORE}" "${alt_params}")
-        _lb_add_kernel(${name}__b${min_batch} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${alt_options}"
+        set(alt_name ${name}__${suffix}${min_size})
+        _lb_add_kernel(${alt_name} "${ARG_GENERATOR}" "${ARG_TARGET}" "${flags}" "${alt_options}"
                        "${alt_registers}" "${alt_autoscheduler}" "${alt_params}")
         string(REPLACE ";" " " knob_text "${spec}")
         set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_BATCH_ROWS
-                     "LB_BATCH_ALTERNATE(${name}, ${min_batch}, ${name}__b${min_batch}, \"${knob_text}\")\n")
+                     "${macro}(${name}, ${min_size}, ${alt_name}, \"${knob_text}\")\n")
         set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_BATCH_HEADERS
-                     "#include \"${name}.h\"\n#include \"${name}__b${min_batch}.h\"\n")
-    endif ()
+                     "#include \"${name}.h\"\n#include \"${alt_name}.h\"\n")
+    endforeach ()
     # The experiment's candidates of this variant: the same facts, other knobs. Their device
     # code is linked as the variant's is, but without the mma count and with any spills
     # allowed (a candidate's knobs change both; the runner times what results).

@@ -40,11 +40,15 @@ get_property(_lb_tune_headers GLOBAL PROPERTY LIVEBOUND_TUNE_HEADERS)
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/tune_candidates.inc" CONTENT "${_lb_tune_rows}")
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/tune_headers.inc" CONTENT "${_lb_tune_headers}")
 # Tuned batch alternates (schedules/<family>/tuned/, LIVEBOUND_TUNED_BATCH_<variant>), for
-# the runtime: LB_BATCH_ALTERNATE(<variant>, <min batch>, <alternate>, "<knobs>") rows.
+# the runtime: LB_ENTRIES_ALTERNATE / LB_BATCH_ALTERNATE(<variant>, <min size>, <alternate>,
+# "<knobs>") rows, a variant's entries rows first (cmake/LiveboundKernel.cmake).
 get_property(_lb_batch_rows GLOBAL PROPERTY LIVEBOUND_BATCH_ROWS)
 get_property(_lb_batch_headers GLOBAL PROPERTY LIVEBOUND_BATCH_HEADERS)
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/batch_alternates.inc" CONTENT "${_lb_batch_rows}")
 file(CONFIGURE OUTPUT "${_lb_gen_dir}/batch_alternates_headers.inc" CONTENT "${_lb_batch_headers}")
+# The variants built with tuned knobs, for the tests: LB_TUNED_VARIANT(<variant>, "<knobs>") rows.
+get_property(_lb_tuned_rows GLOBAL PROPERTY LIVEBOUND_TUNED_ROWS)
+file(CONFIGURE OUTPUT "${_lb_gen_dir}/tuned_variants.inc" CONTENT "${_lb_tuned_rows}")
 add_library(livebound_kernels INTERFACE)
 target_link_libraries(livebound_kernels INTERFACE ${LIVEBOUND_KERNELS} livebound_halide_runtime)
 target_include_directories(livebound_kernels INTERFACE "${CMAKE_BINARY_DIR}/generated")

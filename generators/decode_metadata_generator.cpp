@@ -46,6 +46,7 @@ public:
     GeneratorParam<bool> riding_grid{"riding_grid", decode_metadata::Knobs{}.riding_grid};
     GeneratorParam<bool> riders_first{"riders_first", decode_metadata::Knobs{}.riders_first};
     GeneratorParam<bool> stage_scan_heads{"stage_scan_heads", decode_metadata::Knobs{}.stage_scan_heads};
+    GeneratorParam<bool> scan_in_registers{"scan_in_registers", decode_metadata::Knobs{}.scan_in_registers};
 
     // [bs] int32 | int64 (type set by the `seq_lens.type` GeneratorParam): kv length before delta.
     Input<Buffer<void, 1>> seq_lens{"seq_lens"};
@@ -123,6 +124,7 @@ public:
         knobs.riding_grid = riding_grid;
         knobs.riders_first = riders_first;
         knobs.stage_scan_heads = stage_scan_heads;
+        knobs.scan_in_registers = scan_in_registers;
         decode_metadata::Stages stages{kv_len, cache_seqlens, cu_seqlens_k, blocked_scan,
                                        page_table ? Func(*page_table) : Func(),
                                        swa_page_table ? Func(*swa_page_table) : Func(),

@@ -71,6 +71,7 @@ public:
     GeneratorParam<int> scan_threads{"scan_threads", trtllm_metadata::Knobs{}.scan_threads};
     GeneratorParam<int> out_threads{"out_threads", trtllm_metadata::Knobs{}.out_threads};
     GeneratorParam<bool> riders_first{"riders_first", trtllm_metadata::Knobs{}.riders_first};
+    GeneratorParam<bool> scan_in_registers{"scan_in_registers", trtllm_metadata::Knobs{}.scan_in_registers};
 
     // Every input and output is added by configure(), in this order (the argv order the
     // runtime uses): inputs, then outputs. The fused part has the seqlens part's inputs, then
@@ -203,6 +204,7 @@ public:
         knobs.scan_threads = scan_threads;
         knobs.out_threads = out_threads;
         knobs.riders_first = riders_first;
+        knobs.scan_in_registers = scan_in_registers;
         auto func = [](auto *out) { return out ? Func(*out) : Func(); };
         trtllm_metadata::Stages stages{kv_len,
                                        func(cache_seqlens),

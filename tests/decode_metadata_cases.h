@@ -259,6 +259,12 @@ inline std::vector<DecodeMetadataCase> decode_metadata_cases() {
         add(c);
     }
     {
+        // The small-batch scan placement's last batch (schedules/decode_metadata/tuned/).
+        DecodeMetadataCase c = spec_case(31, 128, 1, true, 1, kShuf);
+        c.name = "batch_31_ps1_swa_delta1";
+        add(c);
+    }
+    {
         DecodeMetadataCase c = spec_case(33, 128, 16, false, 0, kShuf);
         c.name = "batch_33_ps16";
         add(c);

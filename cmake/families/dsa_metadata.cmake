@@ -24,6 +24,29 @@ set(LIVEBOUND_K2_CUDA_MAX_REGISTERS 0 CACHE STRING "Register cap of the K2/K3 CU
 set(_lb_k2_table "")
 set(_lb_k2_headers "")
 
+# The tuned knobs (schedules/dsa_metadata/tuned/) were measured on the variants of SGLang's
+# production calls: both tables, int64 indices (K2), and with paged_mqa_ctx_lens_2d (K3).
+# Their CUDA siblings (another table set, int32 indices, no ctx lens, the full-width twin)
+# are the same kernels with fewer outputs or narrower index loads: they take the measured
+# variant's knobs and batch alternate, unless a tuned file names them. So every K2/K3 CUDA
+# call gets the same placement (one launch at every batch size).
+# Past 4096 prefix-sum entries (bs + 1 for K2, bs * next_n + 1 for K3's longer scan) those
+# calls run the hand schedule instead (two launches): the tuned large-batch form stages every
+# term of both scans in shared memory, ~8.5 bytes per entry, and its launch fails past the
+# 48 KiB a kernel gets (~5,700 entries; CUDA_ERROR_INVALID_VALUE at K2 bs 16384 on the H200);
+# the hand form's shared memory is per block.
+macro(_lb_dsa_inherit_tuned name measured)
+    if (NOT DEFINED LIVEBOUND_TUNED_${name} AND DEFINED LIVEBOUND_TUNED_${measured})
+        set(LIVEBOUND_TUNED_${name} ${LIVEBOUND_TUNED_${measured}})
+    endif ()
+    if (NOT DEFINED LIVEBOUND_TUNED_BATCH_${name} AND DEFINED LIVEBOUND_TUNED_BATCH_${measured})
+        set(LIVEBOUND_TUNED_BATCH_${name} ${LIVEBOUND_TUNED_BATCH_${measured}})
+    endif ()
+    if (DEFINED LIVEBOUND_TUNED_${name} OR DEFINED LIVEBOUND_TUNED_BATCH_${name})
+        set(LIVEBOUND_LARGE_ENTRIES_${name} 4096)
+    endif ()
+endmacro()
+
 foreach (target IN LISTS LIVEBOUND_TARGETS)
     # Prefix sums: serial recurrence on the CPU, blocked scan on the GPU in blocks of 16
     # entries (shorter unrolled code, K1's reason: cmake/families/decode_metadata.cmake).
@@ -72,6 +95,9 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                            ${scan_block} ${knobs})
                 # K2
                 set(name lb_k2_${target}_${form}_${tables}_${d})
+                if (target STREQUAL "cuda")
+                    _lb_dsa_inherit_tuned(${name} lb_k2_cuda_bounded_both_i64)
+                endif ()
                 livebound_add_kernel(${name} GENERATOR dsa_decode_metadata TARGET ${target} LARGE_BUFFERS ${cap}
                                      PARAMS ${common})
                 string(APPEND _lb_k2_table "LB_K2(${target}, ${form}, ${tables}, ${dtype}, ${name})\n")
@@ -84,6 +110,9 @@ foreach (target IN LISTS LIVEBOUND_TARGETS)
                         set(with_ctx false)
                     endif ()
                     set(name lb_k3_${target}_${form}_${tables}_${ctx}_${d})
+                    if (target STREQUAL "cuda")
+                        _lb_dsa_inherit_tuned(${name} lb_k3_cuda_bounded_both_ctx_i64)
+                    endif ()
                     livebound_add_kernel(${name} GENERATOR dsa_target_verify_metadata TARGET ${target} LARGE_BUFFERS ${cap}
                                          PARAMS ${common} with_ctx_lens=${with_ctx} ${k3_knobs})
                     string(APPEND _lb_k2_table "LB_K3(${target}, ${form}, ${tables}, ${ctx}, ${dtype}, ${name})\n")

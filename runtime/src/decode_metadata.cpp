@@ -185,7 +185,7 @@ void run_decode_metadata(const lb_decode_metadata_args &a, const lb_device &devi
     if (swa) {
         args.push_back(out("swa_page_table", call.wrap_2d(a.swa_page_table, "swa_page_table", bs, a.max_seq_pages)));
     }
-    call.run(v->pipeline, args);
+    call.run(for_batch(v->pipeline, bs), args);
 }
 
 }  // namespace

@@ -227,8 +227,9 @@ void run_k2(const lb_dsa_decode_metadata_args &a, const lb_device &device) {
     if (c.tables != Tables::pt1) {
         args.push_back(out("real_page_table", call.wrap_2d(a.real_page_table, "real_page_table", bs, real_cols)));
     }
-    // A tuned batch alternate at large batches (schedules/dsa_metadata/tuned/).
-    call.run(for_batch(v->pipeline, bs), args);
+    // The tuned forms by batch (schedules/dsa_metadata/tuned/), the hand form past the
+    // tuned forms' shared-memory limit (cmake/families/dsa_metadata.cmake).
+    call.run(for_batch(v->pipeline, bs, bs + 1), args);
 }
 
 void run_k3(const lb_dsa_target_verify_metadata_args &a, const lb_device &device) {
@@ -304,8 +305,8 @@ void run_k3(const lb_dsa_target_verify_metadata_args &a, const lb_device &device
     if (c.tables != Tables::pt1) {
         args.push_back(out("real_page_table", call.wrap_2d(a.real_page_table, "real_page_table", e, real_cols)));
     }
-    // A tuned batch alternate at large batches (schedules/dsa_metadata/tuned/).
-    call.run(for_batch(v->pipeline, bs), args);
+    // As K2's; the longest prefix sum is dsa_cu_seqlens_k over the e expanded rows.
+    call.run(for_batch(v->pipeline, bs, e + 1), args);
 }
 
 }  // namespace

@@ -80,20 +80,25 @@ std::string describe(int kind, halide_type_t type, int dimensions) {
 namespace {
 struct BatchAlternate {
     int (*variant)(void **);
-    int64_t min_batch;
+    int64_t min_size;
+    bool by_entries;  // min_size counts the call's prefix-sum entries, not its requests
     Pipeline alternate;
 };
 // Empty without tuned batch classes (a zero-length table).
 const BatchAlternate kBatchAlternates[] = {
-#define LB_BATCH_ALTERNATE(variant, min_batch, alternate, knobs) {variant##_argv, min_batch, LB_PIPELINE(alternate)},
+#define LB_ENTRIES_ALTERNATE(variant, min_entries, alternate, knobs) \
+    {variant##_argv, min_entries, true, LB_PIPELINE(alternate)},
+#define LB_BATCH_ALTERNATE(variant, min_batch, alternate, knobs) {variant##_argv, min_batch, false, LB_PIPELINE(alternate)},
 #include "livebound/batch_alternates.inc"
 #undef LB_BATCH_ALTERNATE
+#undef LB_ENTRIES_ALTERNATE
 };
 }  // namespace
 
-const Pipeline &for_batch(const Pipeline &variant, int64_t batch) {
+const Pipeline &for_batch(const Pipeline &variant, int64_t batch, int64_t entries) {
+    if (entries < 0) entries = batch;
     for (const BatchAlternate &a : kBatchAlternates) {
-        if (a.variant == variant.argv && batch >= a.min_batch) return a.alternate;
+        if (a.variant == variant.argv && (a.by_entries ? entries : batch) >= a.min_size) return a.alternate;
     }
     return variant;
 }

@@ -48,11 +48,14 @@ PipelineArg scalar(const char *name, T *value) {
     return {name, halide_argument_kind_input_scalar, halide_type_of<T>(), 0, value};
 }
 
-// The pipeline to run for a call of `batch` requests: a tuned batch alternate of `variant`
-// (schedules/<family>/tuned/*.cmake, LIVEBOUND_TUNED_BATCH_<variant>: the same facts with the
-// knobs that were fastest at large batches) when one is built and batch >= its minimum,
-// else `variant` itself. Entry points whose variants have batch classes call it.
-const Pipeline &for_batch(const Pipeline &variant, int64_t batch);
+// The pipeline to run for a call of `batch` requests whose longest prefix sum has `entries`
+// entries (-1: `batch`): the first alternate of `variant` that applies, in the order the build
+// lists them (cmake/LiveboundKernel.cmake): a large-entries form (LIVEBOUND_LARGE_ENTRIES_
+// <variant>, a manifest's form without a size limit) when entries >= its minimum, then a tuned
+// batch alternate (schedules/<family>/tuned/*.cmake, LIVEBOUND_TUNED_BATCH_<variant>: the
+// knobs that were fastest at large batches) when batch >= its minimum; else `variant` itself.
+// Entry points whose variants have batch classes call it.
+const Pipeline &for_batch(const Pipeline &variant, int64_t batch, int64_t entries = -1);
 
 // Autotune runners only (autotune/runner/): while set, every call that would run the
 // pipeline whose entry point is `variant` runs `candidate` instead (a pipeline of the same

@@ -363,7 +363,7 @@ void run_trtllm_metadata(const lb_trtllm_mha_graph_metadata_args &a, const lb_de
         seqlens_outputs(args);
         page_outputs(args);
         args.insert(args.end(), outputs.begin(), outputs.end());
-        call.run(fused->pipeline, args);
+        call.run(for_batch(fused->pipeline, bs), args);
     } else {
         // 1. seqlens: cache_seqlens, cu_seqlens_k[1..bs], cu_seqlens_q[1..bs].
         Args args;

@@ -40,7 +40,9 @@ inline void schedule_cuda(Stages &s, const Knobs &k) {
     //    thread per total. No thread walks the batch.
     s.cu_seqlens_k.gpu_tile(s.b, io, ii, k.scan_threads, TailStrategy::GuardWithIf);
     s.cache_seqlens.compute_with(s.cu_seqlens_k, ii);
-    if (s.blocked_scan.block_total.defined()) {
+    if (k.scan_in_registers) {
+        schedules::place_blocked_scan_in_registers(s.blocked_scan, LoopLevel(s.cu_seqlens_k, ii), s.b);
+    } else if (s.blocked_scan.block_total.defined()) {
         schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, io, s.cu_seqlens_k, ii, s.b, k.scan_threads,
                                       {k.stage_scan_heads, false});
     }
@@ -196,6 +198,10 @@ inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
     } else {
         s.cu_seqlens_k.compute_with(s.page_table, gx, grid.on_last_group());
         s.cache_seqlens.compute_with(s.page_table, gx, grid.on_last_group());
+    }
+    if (k.scan_in_registers) {
+        schedules::place_blocked_scan_in_registers(s.blocked_scan, LoopLevel(s.cu_seqlens_k, grid.ii), s.b);
+        return;
     }
     schedules::place_blocked_scan(s.blocked_scan, s.cu_seqlens_k, grid.unit, s.cu_seqlens_k, grid.ii, s.b,
                                   k.col_threads, {k.stage_scan_heads, false}, true);

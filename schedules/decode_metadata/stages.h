@@ -26,6 +26,12 @@ struct Knobs {
     // CUDA (riding_grid): the riders' loop runs before the gather's in the fused block.
     bool riders_first = false;
     bool stage_scan_heads = false; // CUDA: block heads of the scan read terms staged in shared memory
+    // CUDA: the prefix sum entirely in each entry's thread, in registers (schedules/common/
+    // scan_cuda.h, place_blocked_scan_in_registers): no shared memory, no barrier. Faster
+    // below 32 requests (ps 1 bs 1: 2.19 -> 1.82 µs), slower from 64 (bs 256: 7.78 -> 9.52),
+    // where each entry sums up to bs / 8 block totals itself: the tuned build runs it below
+    // 32 requests and this hand form from 32 (schedules/decode_metadata/tuned/).
+    bool scan_in_registers = false;
 };
 
 struct Stages {

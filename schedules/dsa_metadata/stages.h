@@ -42,10 +42,16 @@ struct Knobs {
     // they share one loop), and the two scans run there after that block's gather. With
     // 128-thread blocks and staged totals it wins from 64 requests: the tuned batch
     // alternates (schedules/dsa_metadata/tuned/, bench/results/2026-12-03-nvidia-h200-autotune.md).
+    // With the scans in registers (scan_in_registers, below) it wins below 64 too (K2 skip
+    // bs 1: 3.82 -> 2.28 µs, K3 bs 1: 4.72 -> 3.37; k2-h200-round4, k3-h200-round2), so
+    // every tuned K2/K3 variant is one launch at every batch size. The hand schedule keeps
+    // the two launches it was measured as.
     bool riding_grid = false;
     // CUDA: each scan entirely in its entry's thread (schedules/common/scan_cuda.h,
     // place_blocked_scan_in_registers): no shared memory, no barrier; stage_head and
-    // stage_totals then do not apply. Each entry sums entry / scan_block block totals itself.
+    // stage_totals then do not apply. Each entry sums entry / scan_block block totals itself,
+    // so it pays below 64 requests and loses from 64 (K2 skip bs 64 with the riding grid:
+    // 5.76 against 4.77 with staged totals in shared memory; K3 bs 64 18.4 against 6.2).
     bool scan_in_registers = false;
 };
 

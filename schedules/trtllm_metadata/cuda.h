@@ -113,6 +113,13 @@ inline void schedule_cuda_fused(Stages &s, const Knobs &k) {
     } else {
         for (Func f : riders) f.compute_with(s.page_table, gx, grid.on_last_group());
     }
+    if (k.scan_in_registers) {
+        schedules::place_blocked_scan_in_registers(s.scan_k, LoopLevel(s.cu_seqlens_k, grid.ii), s.b);
+        if (s.scan_q.block_total.defined()) {
+            schedules::place_blocked_scan_in_registers(s.scan_q, LoopLevel(s.cu_seqlens_q, grid.ii), s.b);
+        }
+        return;
+    }
     schedules::place_blocked_scan(s.scan_k, s.cu_seqlens_k, grid.unit, s.cu_seqlens_k, grid.ii, s.b, k.col_threads,
                                   {}, true);
     if (s.scan_q.block_total.defined()) {

@@ -22,6 +22,12 @@ struct Knobs {
     int out_threads = 256;  // CUDA: threads per block of the swa_out_cache_loc kernel
     // CUDA (fused part): the 1-D outputs' loops run before the gather's in the fused block.
     bool riders_first = false;
+    // CUDA (fused part): the prefix sums entirely in each entry's thread, in registers
+    // (schedules/common/scan_cuda.h, place_blocked_scan_in_registers): no shared memory, no
+    // barrier. Faster below 32 requests (noswa bs 1: 2.21 -> 1.82 µs), slower from 64 (bs 64:
+    // 2.53 -> 2.97): the tuned build runs it below 32 requests and this hand form from 32
+    // (schedules/trtllm_metadata/tuned/).
+    bool scan_in_registers = false;
 };
 
 struct Stages {

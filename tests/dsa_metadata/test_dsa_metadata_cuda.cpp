@@ -93,31 +93,52 @@ TEST_F(CudaDsaMetadataDefaultStream, NullStreamIsTheLegacyDefaultStream) {
 
 // ---- CUDA-graph capture and replay with changing seq_lens ----
 
-// The tuned batch alternates the build made (generated from schedules/<family>/tuned/).
+// The alternates the build made (schedules/<family>/tuned/, and the large-entries forms of
+// cmake/families/dsa_metadata.cmake), in the runtime's order.
 struct BuiltAlternate {
     const char *variant;
-    int64_t min_batch;
+    int64_t min_size;
+    bool by_entries;  // min_size counts prefix-sum entries (bs + 1, or E + 1 for K3)
     const char *knobs;
 };
 const BuiltAlternate kBuiltAlternates[] = {
-#define LB_BATCH_ALTERNATE(variant, min_batch, alternate, knobs) {#variant, min_batch, knobs},
+#define LB_ENTRIES_ALTERNATE(variant, min_entries, alternate, knobs) {#variant, min_entries, true, knobs},
+#define LB_BATCH_ALTERNATE(variant, min_batch, alternate, knobs) {#variant, min_batch, false, knobs},
 #include "livebound/batch_alternates.inc"
 #undef LB_BATCH_ALTERNATE
+#undef LB_ENTRIES_ALTERNATE
 };
 
-// Launches one bounded CUDA call of case `c` makes: 2, or 1 when the call runs a batch
-// alternate whose knobs put the prefix sums on the gather grid (riding_grid=true).
+// The variants built with tuned knobs (schedules/dsa_metadata/tuned/, and the siblings that
+// inherit them: cmake/families/dsa_metadata.cmake).
+struct BuiltTuned {
+    const char *variant;
+    const char *knobs;
+};
+const BuiltTuned kBuiltTuned[] = {
+#define LB_TUNED_VARIANT(variant, knobs) {#variant, knobs},
+#include "livebound/tuned_variants.inc"
+#undef LB_TUNED_VARIANT
+};
+
+bool rides(const char *knobs) { return std::string(knobs).find("riding_grid=true") != std::string::npos; }
+
+// Launches one bounded CUDA call of case `c` makes: 1 when the pipeline it runs (the batch
+// alternate at its batch, else the variant as built) puts the prefix sums on the gather grid
+// (riding_grid=true), else 2 (the hand schedule: lengths kernel, then gather).
 size_t expected_launches(const DsaCase &c, lb_dtype dtype) {
     const char *tables = c.rps == 1 ? "pt1" : (c.page_table_1 ? "both" : "real");
     const std::string dt = dtype == LB_INT64 ? "i64" : "i32";
     const std::string variant = c.next_n == 0 ? std::string("lb_k2_cuda_bounded_") + tables + "_" + dt
                                               : std::string("lb_k3_cuda_bounded_") + tables + "_" +
                                                     (c.ctx_lens ? "ctx" : "noctx") + "_" + dt;
+    const int64_t bs = int64_t(c.seq_lens.size());
+    const int64_t entries = (c.next_n == 0 ? bs : bs * c.next_n) + 1;
     for (const BuiltAlternate &a : kBuiltAlternates) {
-        if (variant == a.variant && int64_t(c.seq_lens.size()) >= a.min_batch &&
-            std::string(a.knobs).find("riding_grid=true") != std::string::npos) {
-            return 1;
-        }
+        if (variant == a.variant && (a.by_entries ? entries : bs) >= a.min_size) return rides(a.knobs) ? 1 : 2;
+    }
+    for (const BuiltTuned &t : kBuiltTuned) {
+        if (variant == t.variant) return rides(t.knobs) ? 1 : 2;
     }
     return 2;
 }
@@ -147,12 +168,16 @@ TEST_P(CudaDsaMetadataGraph, ReplaysFollowUpdatedSeqLens) {
     ASSERT_EQ(captured, LB_OK) << "call during capture: " << captured_message;
     ASSERT_EQ(end_error, "") << "the call did something a capture forbids (sync, allocation, ...)";
     {
-        // Kernel launches per call: the lengths / prefix-sums kernel and the table gather
-        // (docs/plans/one-launch-per-call.md), or one kernel where the call runs a tuned
-        // batch alternate with the riding grid (schedules/dsa_metadata/tuned/). Nothing else.
+        // Kernel launches per call: one where the pipeline the call runs has the riding grid
+        // (the tuned forms, schedules/dsa_metadata/tuned/: every K2/K3 CUDA variant of a
+        // default build), else the hand schedule's two (lengths, then gather). Nothing else.
         const CapturedNodes nodes = count_graph_nodes(graph);
         EXPECT_EQ(nodes.error, "");
         EXPECT_EQ(nodes.kernels, expected_launches(spec, dtype)) << context;
+        // A build with the tuned files (the default) runs every K2/K3 call of fewer than 4096
+        // prefix-sum entries as one launch.
+        const int64_t entries = int64_t(spec.seq_lens.size()) * (spec.next_n == 0 ? 1 : spec.next_n) + 1;
+        if (sizeof(kBuiltTuned) > 0 && entries < 4096) EXPECT_EQ(nodes.kernels, 1u) << context;
         EXPECT_EQ(nodes.total, nodes.kernels) << "a node that is not a kernel";
     }
     cuda::CUgraphExec exec = nullptr;

@@ -154,6 +154,19 @@ inline std::vector<TrtllmCase> extra_cases() {
         c.q_mode = 2;
         cases.push_back(c);
     }
+    // Either side of the small-batch scan placement's limit (schedules/trtllm_metadata/tuned/:
+    // below 32 requests the prefix sums are summed in registers, from 32 in shared memory).
+    {
+        TrtllmCase c = base("batch_31_q1_swa", 31, true);
+        c.pool_rows = 40;
+        cases.push_back(c);
+    }
+    {
+        TrtllmCase c = base("batch_32_q0", 32, false);
+        c.pool_rows = 40;
+        c.q_mode = 0;
+        cases.push_back(c);
+    }
     {
         TrtllmCase c = base("batch_257_q1_swa", 257, true);
         c.pool_rows = 300;
