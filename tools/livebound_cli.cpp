@@ -99,10 +99,18 @@ int explain(const std::string &target, const std::string &form) {
         return 1;
     }
     std::printf("K1 page-table loop nest of %s (%s)\n", variant.c_str(), path.c_str());
+    // A tuned batch alternate (schedules/decode_metadata/tuned/) serves the larger batches.
+    const std::string alternate = std::string(LIVEBOUND_STMT_DIR) + "/" + variant + "__b32.conceptual.stmt";
+    if (FILE *a = target == "cuda" ? std::fopen(alternate.c_str(), "r") : nullptr) {
+        std::fclose(a);
+        std::printf("(calls below 32 requests; from 32 the runtime runs %s__b32: %s)\n", variant.c_str(),
+                    alternate.c_str());
+    }
     std::printf("lines marked >> hold a loop bound Halide derived from `column < live_pages(b)`\n\n");
-    // CPU: the parallel task body; CUDA: the kernel of the page table.
+    // CPU: the parallel task body; CUDA: the one kernel (the page table's grid, with the prefix
+    // sums riding on it: its loops are named after whichever stage comes first).
     // (The CPU task loses its `_rebased` suffix when page_table's min is the constant 0.)
-    const std::string start = target == "cuda" ? "gpu_block<CUDA> (page_table" : "par_for_page_table_s0_b";
+    const std::string start = target == "cuda" ? "gpu_block<CUDA> (" : "par_for_page_table_s0_b";
     char line[1 << 16];
     bool inside = false;
     int depth = 0, printed = 0;

@@ -183,8 +183,11 @@ namespace livebound::decode_metadata {
 //    threads of the latency-bound gather. Every column live, ps 1, bs 64: 63.3 uncapped,
 //    26.2 capped, 28.1 as two kernels; ps 64 bs 64 (table E): 3.96 vs 4.49 two kernels.
 //    Small batches stay at ~3.35 (bs 1: the riding block's scan is the critical path).
-// (With SWA the request's row stays inline, see below; riders_first, off, puts the
-// riders' loop before the gather's in the fused block.)
+// 6. Below 32 requests (the tuned form, schedules/decode_metadata/tuned/): the prefix sum in
+//    each entry's thread (scan_in_registers, no shared memory or barrier) and the riders'
+//    loop before the gather's (riders_first): ps 1 bs 1 2.19 -> 1.84 µs, bs 8 2.79 -> 2.21.
+//    From 32 requests this hand form runs (riders_first costs it 2-13 % from 64).
+// (With SWA the request's row stays inline, see below.)
 inline void schedule_cuda_riding_grid(Stages &s, const Knobs &k) {
     using namespace Halide;
     const schedules::RidingGrid grid{s.b, s.column, k.col_threads, k.col_groups};

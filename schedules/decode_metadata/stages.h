@@ -24,7 +24,7 @@ struct Knobs {
     // last column group (schedule_cuda_riding_grid): one launch per call, the default.
     bool riding_grid = true;
     // CUDA (riding_grid): the riders' loop runs before the gather's in the fused block.
-    bool riders_first = false;
+    bool riders_first = false;  // on below 32 requests in the tuned form (cuda.h, decision 6)
     bool stage_scan_heads = false; // CUDA: block heads of the scan read terms staged in shared memory
     // CUDA: the prefix sum entirely in each entry's thread, in registers (schedules/common/
     // scan_cuda.h, place_blocked_scan_in_registers): no shared memory, no barrier. Faster

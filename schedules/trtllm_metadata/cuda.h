@@ -97,7 +97,12 @@ namespace livebound::trtllm_metadata {
 //    capped riding scans spill. H200, graph replay, µs (two launches / fused uncapped /
 //    fused capped at 32): noswa bs 64 3.84 / 3.12 / 4.00, bs 256 4.28 / 3.35 / 4.17; swa
 //    bs 64 5.54 / 4.99 / 5.86 (three launches / two with swa_out).
-// 5. riders_first (knob, off): the riders' loops run before the gather's in the fused block.
+// 5. riders_first (knob, off in the hand schedule): the riders' loops run before the gather's
+//    in the fused block, so the riding block's scan loads issue first. On in the tuned form
+//    from 32 requests: 6-10 % faster there (noswa bs 64 2.53 -> 2.39 µs, swa bs 256 3.30 ->
+//    2.98; schedules/trtllm_metadata/tuned/k4-h200-small-batch.cmake).
+// 6. scan_in_registers (knob, off in the hand schedule; on below 32 requests in the tuned
+//    form, with col_groups=2): the prefix sums in each entry's thread, no shared memory.
 inline void schedule_cuda_fused(Stages &s, const Knobs &k) {
     using namespace Halide;
     const schedules::RidingGrid grid{s.b, s.column, k.col_threads, k.col_groups};

@@ -20,7 +20,8 @@ struct Knobs {
     int col_groups = 1;     // CUDA: blocks per request, column chunks interleaved
     int scan_threads = 256; // CUDA: threads per block of the seqlens / prefix-sum kernel
     int out_threads = 256;  // CUDA: threads per block of the swa_out_cache_loc kernel
-    // CUDA (fused part): the 1-D outputs' loops run before the gather's in the fused block.
+    // CUDA (fused part): the 1-D outputs' loops run before the gather's in the fused block
+    // (on in the tuned form from 32 requests: schedules/trtllm_metadata/tuned/).
     bool riders_first = false;
     // CUDA (fused part): the prefix sums entirely in each entry's thread, in registers
     // (schedules/common/scan_cuda.h, place_blocked_scan_in_registers): no shared memory, no

@@ -11,15 +11,25 @@
 #   ps 64 hand    2.27    2.52    2.65    2.69    2.94    6.40
 #         regs    1.78    2.15    2.23    2.55    3.29    9.28
 # The registers form wins up to 32 requests (17-22 % below 32, 3-5 % at 32) and loses from
-# 64 (each entry then sums up to bs / 8 block totals of 8 terms itself). So: the registers
-# form is the variant, and the hand form its batch alternate from 32 requests (the runtime
-# picks it by bs, runtime/src/pipeline_call.h, for_batch). Records:
+# 64 (each entry then sums up to bs / 8 block totals of 8 terms itself).
+# Then, at e957b51, with riders_first (the riders' loops before the gather's in the fused
+# block) (bench/results/2026-12-04-nvidia-h200-k1-riders-first.json):
+#                              bs 1    bs 8    bs 16   bs 32   bs 64   bs 256
+#   ps 1  regs                 1.83    2.32    2.48    2.81    3.41    9.51
+#         regs, riders_first   1.84    2.21    2.41    2.90    3.83    10.05
+#         hand, riders_first   2.13    2.71    2.73    2.78    3.42    8.54
+#   ps 64 regs                 1.78    2.15    2.23    2.55    3.28    9.28
+#         regs, riders_first   1.81    2.01    2.15    2.64    3.63    9.53
+# riders_first takes 3-7 % off the registers form at bs 8-16 and costs the hand form from 64.
+# So: the registers form with riders_first is the variant, and the hand form its batch
+# alternate from 32 requests (the runtime picks it by bs, runtime/src/pipeline_call.h,
+# for_batch). Records: autotune/records/k1.jsonl;
 # bench/results/2026-12-04-nvidia-h200-small-batch-scan.md.
 foreach (form IN ITEMS bounded full)
     foreach (swa IN ITEMS noswa swa)
         foreach (s IN ITEMS s32 s64)
             foreach (i IN ITEMS i32 i64)
-                set(LIVEBOUND_TUNED_lb_k1_cuda_${form}_${swa}_${s}_${i} scan_in_registers=true)
+                set(LIVEBOUND_TUNED_lb_k1_cuda_${form}_${swa}_${s}_${i} scan_in_registers=true riders_first=true)
                 set(LIVEBOUND_TUNED_BATCH_lb_k1_cuda_${form}_${swa}_${s}_${i} 32 scan_in_registers=false)
             endforeach ()
         endforeach ()
