@@ -23,13 +23,20 @@
 # riders_first takes 3-7 % off the registers form at bs 8-16 and costs the hand form from 64.
 # So: the registers form with riders_first is the variant, and the hand form its batch
 # alternate from 32 requests (the runtime picks it by bs, runtime/src/pipeline_call.h,
-# for_batch). Records: autotune/records/k1.jsonl;
+# for_batch). The full-width twins take the registers form without riders_first: with it the
+# twin's long gather starts after the scan (full ps 1 bs 8: 7.32 -> 8.00 us, table E at
+# 4f33616). Records: autotune/records/k1.jsonl;
 # bench/results/2026-12-04-nvidia-h200-small-batch-scan.md.
 foreach (form IN ITEMS bounded full)
+    if (form STREQUAL "bounded")
+        set(small scan_in_registers=true riders_first=true)
+    else ()
+        set(small scan_in_registers=true)
+    endif ()
     foreach (swa IN ITEMS noswa swa)
         foreach (s IN ITEMS s32 s64)
             foreach (i IN ITEMS i32 i64)
-                set(LIVEBOUND_TUNED_lb_k1_cuda_${form}_${swa}_${s}_${i} scan_in_registers=true riders_first=true)
+                set(LIVEBOUND_TUNED_lb_k1_cuda_${form}_${swa}_${s}_${i} ${small})
                 set(LIVEBOUND_TUNED_BATCH_lb_k1_cuda_${form}_${swa}_${s}_${i} 32 scan_in_registers=false)
             endforeach ()
         endforeach ()

@@ -25,15 +25,25 @@
 #    for noswa (the riders on a block with no live column at decode lengths, as SWA has had
 #    since 2026-12-03) takes 2-5 % off the registers form.
 # So: below 32 requests the registers form with 2 column groups, from 32 the hand placement
-# with riders_first (the runtime picks by bs: runtime/src/pipeline_call.h, for_batch).
+# with riders_first (the runtime picks by bs: runtime/src/pipeline_call.h, for_batch). The
+# full-width twins keep the registers form below 32 and the hand form from 32: riders_first
+# delays the twin's long gather (full noswa bs 64: 3.23 -> 4.03 us, bs 256 4.85 -> 7.00;
+# table E at e957b51 and 4f33616).
 # Records: autotune/records/k4.jsonl; bench/results/2026-12-04-nvidia-h200-small-batch-scan.md.
 foreach (form IN ITEMS bounded full)
+    if (form STREQUAL "bounded")
+        set(small scan_in_registers=true col_groups=2)
+        set(large riders_first=true)
+    else ()
+        set(small scan_in_registers=true)
+        set(large scan_in_registers=false)
+    endif ()
     foreach (swa IN ITEMS noswa swa)
         foreach (s IN ITEMS s32 s64)
             foreach (i IN ITEMS i32 i64)
                 foreach (q IN ITEMS qnone qcumsum32 qcumsum64 qstrided)
-                    set(LIVEBOUND_TUNED_lb_k4_cuda_${form}_${swa}_${s}_${i}_${q} scan_in_registers=true col_groups=2)
-                    set(LIVEBOUND_TUNED_BATCH_lb_k4_cuda_${form}_${swa}_${s}_${i}_${q} 32 riders_first=true)
+                    set(LIVEBOUND_TUNED_lb_k4_cuda_${form}_${swa}_${s}_${i}_${q} ${small})
+                    set(LIVEBOUND_TUNED_BATCH_lb_k4_cuda_${form}_${swa}_${s}_${i}_${q} 32 ${large})
                 endforeach ()
             endforeach ()
         endforeach ()
