@@ -13,6 +13,8 @@
 //
 // Halide dimension order is innermost first: `page_table_1(column, row)` is the
 // row-major torch tensor `page_table_1[row, column]`.
+#include <stdexcept>
+
 #include "Halide.h"
 #include "common/autoschedule.h"
 
@@ -119,6 +121,9 @@ struct Common {
     GeneratorParam<bool> stage_totals{"stage_totals", dsa_metadata::Knobs{}.stage_totals};        \
     GeneratorParam<bool> riding_grid{"riding_grid", dsa_metadata::Knobs{}.riding_grid};           \
     GeneratorParam<bool> scan_in_registers{"scan_in_registers", dsa_metadata::Knobs{}.scan_in_registers}; \
+    /* The tables (req_to_token, page_table_1, real_page_table) indexed from 0 too: fewer kernel */ \
+    /* parameters. Only with riding_grid: the two-launch form then fails in Halide 21 (below).  */ \
+    GeneratorParam<bool> tables_from_zero{"tables_from_zero", false};                             \
     dsa_metadata::Knobs knobs() const {                                                           \
         dsa_metadata::Knobs k;                                                                    \
         k.col_threads = col_threads;                                                              \
@@ -180,11 +185,16 @@ public:
         for (auto *b : {&cache_seqlens, &cu_seqlens_k, &dsa_cache_seqlens, &dsa_cu_seqlens_k}) b->dim(0).set_stride(Expr());
         // The 1-D buffers are indexed from 0 (generators/common/interface.h says why; K2/K3 on
         // the H200: 5-7 % faster, e.g. K2 skip bs 1 4.44 -> 4.14 us, K3 bs 64 8.66 -> 8.25).
-        // The tables keep free mins: with theirs constant too, Halide 21 moves K2's per-thread
-        // request_row into a device buffer allocated on every call, and stops on K3's CUDA
-        // variants ("Symbol not found: page_table_1.s0.fused.row.block_id_x.loop_extent").
+        // The tables keep free mins unless tables_from_zero: with theirs constant too, Halide 21
+        // moves the two-launch form's per-thread request_row into a device buffer allocated on
+        // every call (K2), and stops on K3's ("Symbol not found:
+        // page_table_1.s0.fused.row.block_id_x.loop_extent"). The riding grid lowers cleanly.
         interface::index_from_zero(&seq_lens, &req_pool_indices, &cache_seqlens, &cu_seqlens_k, &dsa_cache_seqlens,
                                    &dsa_cu_seqlens_k);
+        if (tables_from_zero && !riding_grid && get_target().has_feature(Target::CUDA)) {
+            throw std::invalid_argument("dsa_metadata: tables_from_zero needs riding_grid on CUDA (the two-launch form's lowering fails)");
+        }
+        if (tables_from_zero) interface::index_from_zero(&req_to_token, page_table_1, real_page_table);
         Expr bs = seq_lens.dim(0).extent();
 
         Var i = c.i, row = c.row;
@@ -299,6 +309,10 @@ public:
         // The 1-D buffers are indexed from 0, the tables not (the K2 generator above says why).
         interface::index_from_zero(&seq_lens, &req_pool_indices, &cache_seqlens, &cu_seqlens_k, &seqlens_expanded,
                                    &dsa_cache_seqlens, &dsa_cu_seqlens_k);
+        if (tables_from_zero && !riding_grid && get_target().has_feature(Target::CUDA)) {
+            throw std::invalid_argument("dsa_metadata: tables_from_zero needs riding_grid on CUDA (the two-launch form's lowering fails)");
+        }
+        if (tables_from_zero) interface::index_from_zero(&req_to_token, page_table_1, real_page_table);
         Var i = c.i, row = c.row;
         Expr bs = seq_lens.dim(0).extent();
         Expr expanded = bs * next_n;
