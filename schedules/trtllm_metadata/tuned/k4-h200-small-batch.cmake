@@ -24,21 +24,36 @@
 #    block's scan loads issue first) is 6-10 % faster from 32 requests; a second column group
 #    for noswa (the riders on a block with no live column at decode lengths, as SWA has had
 #    since 2026-12-03) takes 2-5 % off the registers form.
+# 3. From 32 requests, riders_first with another block shape, at c3a8634
+#    (bench/results/2026-12-04-nvidia-h200-k4-large-batch-shape.json):
+#                                        bs 32   bs 64   bs 256
+#   noswa  riders_first                  2.37    2.40    2.57
+#          + col_groups 2                2.30    2.34    2.52
+#          + col_threads 64              2.34    2.36    2.57
+#   swa    riders_first (2 groups)       2.69    2.76    3.02
+#          + col_threads 64              2.65    2.71    2.92
+#    2-3 % each at decode lengths. noswa takes the second column group. swa keeps 128-thread
+#    blocks: with every page live, 64-thread blocks took its noskip case from 5.40 to 7.24 us
+#    (table E, the run that checked this file).
 # So: below 32 requests the registers form with 2 column groups, from 32 the hand placement
-# with riders_first (the runtime picks by bs: runtime/src/pipeline_call.h, for_batch). The
+# with riders_first and, without SWA, 2 column groups (the runtime picks by bs: runtime/src/pipeline_call.h,
+# for_batch). The
 # full-width twins keep the registers form below 32 and the hand form from 32: riders_first
 # delays the twin's long gather (full noswa bs 64: 3.23 -> 4.03 us, bs 256 4.85 -> 7.00;
 # table E at e957b51 and 4f33616).
 # Records: autotune/records/k4.jsonl; bench/results/2026-12-04-nvidia-h200-small-batch-scan.md.
 foreach (form IN ITEMS bounded full)
-    if (form STREQUAL "bounded")
-        set(small scan_in_registers=true col_groups=2)
-        set(large riders_first=true)
-    else ()
-        set(small scan_in_registers=true)
-        set(large scan_in_registers=false)
-    endif ()
     foreach (swa IN ITEMS noswa swa)
+        if (form STREQUAL "full")
+            set(small scan_in_registers=true)
+            set(large scan_in_registers=false)
+        elseif (swa STREQUAL "noswa")
+            set(small scan_in_registers=true col_groups=2)
+            set(large riders_first=true col_groups=2)
+        else ()
+            set(small scan_in_registers=true col_groups=2)
+            set(large riders_first=true)
+        endif ()
         foreach (s IN ITEMS s32 s64)
             foreach (i IN ITEMS i32 i64)
                 foreach (q IN ITEMS qnone qcumsum32 qcumsum64 qstrided)
