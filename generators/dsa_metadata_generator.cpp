@@ -42,6 +42,21 @@ Expr shift_trunc(const Expr &v, const Expr &shift) {
     return (v + bias) >> shift;
 }
 
+// GeneratorParam tables_from_zero (K2 and K3): req_to_token and the tables indexed from 0 too,
+// fewer kernel parameters. Only with the riding grid on CUDA: with the tables' mins constant,
+// Halide 21 moves the two-launch form's per-thread request_row into a device buffer allocated
+// on every call (K2) and stops on K3's ("Symbol not found:
+// page_table_1.s0.fused.row.block_id_x.loop_extent"); the riding grid lowers cleanly.
+template <typename Rows, typename Table>
+void index_tables_from_zero(bool on, bool riding_grid, const Target &target, Rows *req_to_token, Table *page_table_1,
+                            Table *real_page_table) {
+    if (!on) return;
+    if (!riding_grid && target.has_feature(Target::CUDA)) {
+        throw std::invalid_argument("dsa_metadata: tables_from_zero needs riding_grid on CUDA (the two-launch form's lowering fails)");
+    }
+    interface::index_from_zero(req_to_token, page_table_1, real_page_table);
+}
+
 // The DSA top-k clamp with the later `index_kpool` rule (spec §3.2):
 //   full = (s / P) * P ;  dsa = min(full, topk) + (s - full)
 // For P = 1 this is min(s, topk), the PR-era rule, so one formula serves both.
@@ -185,16 +200,10 @@ public:
         for (auto *b : {&cache_seqlens, &cu_seqlens_k, &dsa_cache_seqlens, &dsa_cu_seqlens_k}) b->dim(0).set_stride(Expr());
         // The 1-D buffers are indexed from 0 (generators/common/interface.h says why; K2/K3 on
         // the H200: 5-7 % faster, e.g. K2 skip bs 1 4.44 -> 4.14 us, K3 bs 64 8.66 -> 8.25).
-        // The tables keep free mins unless tables_from_zero: with theirs constant too, Halide 21
-        // moves the two-launch form's per-thread request_row into a device buffer allocated on
-        // every call (K2), and stops on K3's ("Symbol not found:
-        // page_table_1.s0.fused.row.block_id_x.loop_extent"). The riding grid lowers cleanly.
+        // The tables keep free mins unless tables_from_zero (index_tables_from_zero says why).
         interface::index_from_zero(&seq_lens, &req_pool_indices, &cache_seqlens, &cu_seqlens_k, &dsa_cache_seqlens,
                                    &dsa_cu_seqlens_k);
-        if (tables_from_zero && !riding_grid && get_target().has_feature(Target::CUDA)) {
-            throw std::invalid_argument("dsa_metadata: tables_from_zero needs riding_grid on CUDA (the two-launch form's lowering fails)");
-        }
-        if (tables_from_zero) interface::index_from_zero(&req_to_token, page_table_1, real_page_table);
+        index_tables_from_zero(tables_from_zero, riding_grid, get_target(), &req_to_token, page_table_1, real_page_table);
         Expr bs = seq_lens.dim(0).extent();
 
         Var i = c.i, row = c.row;
@@ -309,10 +318,7 @@ public:
         // The 1-D buffers are indexed from 0, the tables not (the K2 generator above says why).
         interface::index_from_zero(&seq_lens, &req_pool_indices, &cache_seqlens, &cu_seqlens_k, &seqlens_expanded,
                                    &dsa_cache_seqlens, &dsa_cu_seqlens_k);
-        if (tables_from_zero && !riding_grid && get_target().has_feature(Target::CUDA)) {
-            throw std::invalid_argument("dsa_metadata: tables_from_zero needs riding_grid on CUDA (the two-launch form's lowering fails)");
-        }
-        if (tables_from_zero) interface::index_from_zero(&req_to_token, page_table_1, real_page_table);
+        index_tables_from_zero(tables_from_zero, riding_grid, get_target(), &req_to_token, page_table_1, real_page_table);
         Var i = c.i, row = c.row;
         Expr bs = seq_lens.dim(0).extent();
         Expr expanded = bs * next_n;
