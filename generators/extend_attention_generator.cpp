@@ -119,6 +119,12 @@ public:
     // instructions (head dim 96: 11.0 / 10.3 SASS per HMMA in the two common-case key
     // loops against 10.2 / 9.7 exact; autotune/records/extend_attention.jsonl).
     GeneratorParam<bool> tc_padded_head_dim{"tc_padded_head_dim", false};
+    // Tensor cores with O split over warps (tc_o_split > 1): true = the q tile's warps
+    // compute S together, each 1 / tc_o_split of the Lq reduction, and add their parts
+    // through shared memory (one block barrier per key tile), instead of each computing the
+    // whole of S (MLA 576/512 over four warps: 39 % of the mma work useful -> all of it).
+    // One q tile per block (tc_warps == tc_o_split): the barrier is the block's.
+    GeneratorParam<bool> tc_share_s{"tc_share_s", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -463,13 +469,15 @@ public:
             tc.w = w, tc.rr = rr, tc.c = c, tc.nt = nt, tc.lane = lane, tc.hf = hf, tc.ku = ku, tc.dq = dq;
             tc.kt = kt, tc.qt = qt, tc.h = h, tc.b = b, tc.os = os;
             tc.o_split = o_split();
+            tc.share_s = tc_share_s;
             tc.lens = lens;
             tc.plain_logits = *plain_logits_in;
             tc.ro = ro;
             extend_attention::TensorCoreKnobs knobs;
             knobs.warps = tc_warps;
-            knobs.q_in_registers = tc_q_in_registers < 0 ? extend_attention::TensorCoreKnobs::q_in_registers_for(head_dim_qk)
-                                                         : tc_q_in_registers != 0;
+            knobs.q_in_registers = tc_q_in_registers < 0
+                                       ? extend_attention::TensorCoreKnobs::q_in_registers_for(head_dim_qk, tc_share_s ? o_split() : 1)
+                                       : tc_q_in_registers != 0;
             knobs.staged_logits = extend_attention::TensorCoreKnobs::staged_logits_for(head_dim_qk);
             extend_attention::schedule_cuda_tensor_core(tc, knobs);
             // The verifier: no warp-collective call under lane-dependent control flow.
@@ -788,12 +796,44 @@ private:
                                   : (*views[which])(row * row_pairs + head * (4 * groups) + 4 * min(group, groups - 1) + w);
             return fp8_kv_cache && which >= 3 ? e4m3_pair_to_16bit_pair(et, stored) : stored;
         };
+        // The shared-S form (tc_share_s): warp os of the q tile computes mma steps
+        // os, os + OS, os + 2 OS, ... of S's NSTEP = Lq / 16 (SP of them), puts its part of
+        // the tile into the exchange, and after the block's barrier every warp adds the OS
+        // parts in one order (the same expression in every warp, so the same bits: the warps'
+        // row maxima and sums agree). The key-tile Funcs (S, the
+        // logits, the tile maxima) then take the warp os as a coordinate.
+        const bool share = tc_share_s;
+        const int NSTEP = D / 16, SP = share ? NSTEP / OS : 0;
+        if (share) {
+            if (OS < 2 || OS % 2 != 0) throw std::invalid_argument("extend_attention tc_share_s: tc_o_split even, >= 2");
+            if (tc_warps != OS) throw std::invalid_argument("extend_attention tc_share_s: tc_warps == tc_o_split (one q tile per block)");
+            if (NSTEP % OS != 0) throw std::invalid_argument("extend_attention tc_share_s: tc_o_split must divide Lq / 16");
+            if (padded) throw std::invalid_argument("extend_attention tc_share_s: exact head dims only");
+            if (OS * KN * 4 * 32 > mma::kShareExchangeFloats) {
+                throw std::invalid_argument("extend_attention tc_share_s: the exchange (generators/common/mma_helpers.cu) is too small");
+            }
+        }
+        auto at_tile = [&](std::vector<Expr> args, const Expr &tile) {
+            if (share) args.push_back(os);
+            for (const Expr &e : {Expr(qt), Expr(h), Expr(b), tile}) args.push_back(e);
+            return args;
+        };
+        // The pair of mma step `c` (the warp's c-th step in the shared-S form) a lane loads
+        // for its row or key: pairs 16 (s / 2) + 4t + 2 (s % 2) + w, w < 2, of step
+        // s = OS c + os (OS even: s / 2 = (OS / 2) c + os / 2, s % 2 = os % 2).
+        Expr share_pair = 8 * OS * c + 16 * (os / 2) + 2 * (os % 2) + 4 * t_of_lane + w;
+
         // Q fragments: pairs 16c + 4t + w (group 4c + t) of the lane's row rr (k permuted
         // inside each 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K
         // gets the same permutation, so q.k is unchanged); 0 past the call's head dim.
         Expr q_group = 4 * c + t_of_lane;
-        Expr q_pairs = pair_at(0, q_group, 16 * c + 4 * t_of_lane + w, h, clamp(q0_b + row_of(rr), 0, T - 1));
-        tc.q(w, rr, lane, c, qt, h, b) = padded ? select(q_group < groups, q_pairs, cast<uint32_t>(0)) : q_pairs;
+        Expr q_row = clamp(q0_b + row_of(rr), 0, T - 1);
+        if (share) {
+            tc.q(w, rr, lane, c, os, qt, h, b) = pair_at(0, share_pair / 4, share_pair, h, q_row);
+        } else {
+            Expr q_pairs = pair_at(0, q_group, 16 * c + 4 * t_of_lane + w, h, q_row);
+            tc.q(w, rr, lane, c, qt, h, b) = padded ? select(q_group < groups, q_pairs, cast<uint32_t>(0)) : q_pairs;
+        }
 
         // Per stage: K and V fragments, the S tile, the key-tile RDom.
         // Stage 0 keys are list keys (K7: the paged prefix, K8: the unified list), in cache
@@ -806,26 +846,65 @@ private:
         for (int st = 0; st < sem.num_stages; st++) {
             const int kin = st == 0 ? 3 : 1, vin = st == 0 ? 4 : 2;
             Expr key_row = st == 0 ? Expr(tc.slot(nt, lane, kt, b)) : ext_row;
-            // K: pairs 16c + 4t + w (group 4c + t) of key 8nt + g.
-            tc.k[st](w, lane, nt, c, kt, h, b) = pair_at(kin, 4 * c + t_of_lane, 16 * c + 4 * t_of_lane + w, kvh, key_row);
+            // K: pairs 16c + 4t + w (group 4c + t) of key 8nt + g (shared S: the warp's step c).
+            if (share) {
+                tc.k[st](w, lane, nt, c, os, kt, h, b) = pair_at(kin, share_pair / 4, share_pair, kvh, key_row);
+            } else {
+                tc.k[st](w, lane, nt, c, kt, h, b) = pair_at(kin, 4 * c + t_of_lane, 16 * c + 4 * t_of_lane + w, kvh, key_row);
+            }
             // V: pairs 16dq + 4t + w (head-dim columns 32dq + 8t + 2w, +1) of key 16ku + 8hf + g;
             // movmatrix turns them into the B operand (pairs along keys) below.
             Expr v_row = st == 0 ? Expr(tc.slot(2 * ku + hf, lane, kt, b)) : substitute(nt.name(), 2 * ku + hf, ext_row);
             tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) =
                 pair_at(vin, 4 * (dq + NCO * os) + t_of_lane, 16 * (dq + NCO * os) + 4 * t_of_lane + w, kvh, v_row);
             // S tile: n-tile nt, the C fragment {row g: keys 2t, 2t+1; row g+8: the same}.
-            Func s = tc.s[st];
-            tc.rs[st] = RDom(0, 2, 0, NC, st == 0 ? "rs_list" : "rs_extend");  // x = mma step in chunk y
+            // Shared S: the warp's part first (s_part), over its SP steps.
+            Func s = share ? tc.s_part[st] : tc.s[st];
+            tc.rs[st] = share ? RDom(0, 1, 0, SP, st == 0 ? "rs_list" : "rs_extend")    // y = the warp's mma step
+                              : RDom(0, 2, 0, NC, st == 0 ? "rs_list" : "rs_extend");  // x = mma step in chunk y
             const RDom &rs = tc.rs[st];
-            s(nt, lane, qt, h, b, kt) = Tuple(0.0f, 0.0f, 0.0f, 0.0f);
+            std::vector<Expr> s_at = at_tile({nt, lane}, kt);
+            s(s_at) = Tuple(0.0f, 0.0f, 0.0f, 0.0f);
             Expr step = 2 * rs.x, chunk = rs.y;
             Func qf = tc.q;
-            std::vector<Expr> a{qf(step, 0, lane, chunk, qt, h, b), qf(step, 1, lane, chunk, qt, h, b),
-                                qf(step + 1, 0, lane, chunk, qt, h, b), qf(step + 1, 1, lane, chunk, qt, h, b)};
-            std::vector<Expr> bb{tc.k[st](step, lane, nt, chunk, kt, h, b), tc.k[st](step + 1, lane, nt, chunk, kt, h, b)};
+            std::vector<Expr> a, bb;
+            if (share) {
+                a = {qf(0, 0, lane, chunk, os, qt, h, b), qf(0, 1, lane, chunk, os, qt, h, b),
+                     qf(1, 0, lane, chunk, os, qt, h, b), qf(1, 1, lane, chunk, os, qt, h, b)};
+                bb = {tc.k[st](0, lane, nt, chunk, os, kt, h, b), tc.k[st](1, lane, nt, chunk, os, kt, h, b)};
+            } else {
+                a = {qf(step, 0, lane, chunk, qt, h, b), qf(step, 1, lane, chunk, qt, h, b),
+                     qf(step + 1, 0, lane, chunk, qt, h, b), qf(step + 1, 1, lane, chunk, qt, h, b)};
+                bb = {tc.k[st](step, lane, nt, chunk, kt, h, b), tc.k[st](step + 1, lane, nt, chunk, kt, h, b)};
+            }
             std::vector<Expr> cc;
-            for (int e = 0; e < 4; e++) cc.push_back(s(nt, lane, qt, h, b, kt)[e]);
-            s(nt, lane, qt, h, b, kt) = Tuple(mma::order_tuple_update(mma::mma_16816(et, a, bb, cc), cc));
+            for (int e = 0; e < 4; e++) cc.push_back(s(s_at)[e]);
+            s(s_at) = Tuple(mma::order_tuple_update(mma::mma_16816(et, a, bb, cc), cc));
+            if (share) {
+                // Exchange element of (warp o, n-tile, C element e, lane): consecutive lanes
+                // hit consecutive banks. One buffer, two barriers per key tile: `ready`
+                // (every warp has got the previous tile's sums; it takes this tile's part,
+                // so it comes after this warp's mma), the puts, `token` (every part is in),
+                // the gets. Parity-alternating buffers with one barrier would race when a
+                // tile between two same-parity tiles is skipped (or at the stage change).
+                auto slot_of = [&](const Expr &o, int n, int e) { return (((o * KN + n) * 4 + e) * 32) + lane; };
+                Expr ready = mma::share_barrier(reinterpret(Int(32), tc.s_part[st](at_tile({0, lane}, kt))[0]));
+                Expr puts = 0;
+                for (int n = 0; n < KN; n++) {
+                    for (int e = 0; e < 4; e++) {
+                        puts = puts + mma::share_put(tc.s_part[st](at_tile({n, lane}, kt))[e], slot_of(os, n, e), ready);
+                    }
+                }
+                tc.share_token[st](at_tile({lane}, kt)) = mma::share_barrier(puts);
+                Expr token = tc.share_token[st](at_tile({lane}, kt));
+                std::vector<Expr> full;
+                for (int e = 0; e < 4; e++) {
+                    Expr sum = mma::share_get(slot_of(0, 0, e) + 4 * 32 * nt, token);
+                    for (int o = 1; o < OS; o++) sum = sum + mma::share_get(slot_of(o, 0, e) + 4 * 32 * nt, token);
+                    full.push_back(sum);
+                }
+                tc.s[st](s_at) = Tuple(full);
+            }
 
             // Key tiles: the chunk-level predicates of the CPU formulation with BM = 16 and
             // BN keys (chunk_predicates); skip_prefix / skip_extend are uniform too.
@@ -848,28 +927,28 @@ private:
                 Expr vis = (key < sem.length(st)) && sem.visible(st, m, key);
                 if (sem.run(st).defined()) vis = vis && sem.run(st);
                 Expr mask = sem.mask(st, m, key);
-                Expr dot = tc.s[st](nt, lane, qt, h, b, kt)[e];
+                Expr dot = tc.s[st](s_at)[e];
                 // Common case (plain_logits, which the schedule specialises): no mask bytes,
                 // no cap, no xai in the key loop.
                 vis = vis && (sem.plain_logits || mask);
                 Expr logit = select(sem.plain_logits, sem.plain_logit(dot, st == 0), sem.logit(dot, st == 0, m));
                 masked.push_back(logit * LOG2E + select(vis, 0.0f, Expr(2 * NEG)));
             }
-            tc.logit[st](nt, lane, qt, h, b, kt) = Tuple(masked);
+            tc.logit[st](s_at) = Tuple(masked);
             // The tile's row maxima (rows g and g + 8): the lane's keys, then the quad's
             // (t = 0..3 hold the row's keys).
             std::vector<Expr> row_max;
             for (int hr = 0; hr < 2; hr++) {
                 std::vector<Expr> vals;
                 for (int jj = 0; jj < KN; jj++) {
-                    vals.push_back(tc.logit[st](jj, lane, qt, h, b, kt)[2 * hr]);
-                    vals.push_back(tc.logit[st](jj, lane, qt, h, b, kt)[2 * hr + 1]);
+                    vals.push_back(tc.logit[st](at_tile({jj, lane}, kt))[2 * hr]);
+                    vals.push_back(tc.logit[st](at_tile({jj, lane}, kt))[2 * hr + 1]);
                 }
                 Expr mx = mma::tree_max(vals);
                 mx = max(mx, mma::shfl_xor(mx, 1));
                 row_max.push_back(max(mx, mma::shfl_xor(mx, 2)));
             }
-            tc.tile_max[st](lane, qt, h, b, kt) = Tuple(row_max);
+            tc.tile_max[st](at_tile({lane}, kt)) = Tuple(row_max);
         }
 
         // The per-lane state of O part os: its O fragments (n-tile nd = 4dq + wq of the part:
@@ -887,10 +966,10 @@ private:
             // m_new = max(m, the tile's row max), alpha = 2^(m - m_new) per row half.
             Expr m_new[2], alpha[2];
             for (int hr = 0; hr < 2; hr++) {
-                m_new[hr] = max(old[M0 + hr], tc.tile_max[st](lane, qt, h, b, tile)[hr]);
+                m_new[hr] = max(old[M0 + hr], tc.tile_max[st](at_tile({lane}, tile))[hr]);
                 alpha[hr] = mma::exp2_approx(old[M0 + hr] - m_new[hr]);
             }
-            auto p = [&](int jj, int e) { return mma::exp2_approx(tc.logit[st](jj, lane, qt, h, b, tile)[e] - m_new[e / 2]); };
+            auto p = [&](int jj, int e) { return mma::exp2_approx(tc.logit[st](at_tile({jj, lane}, tile))[e] - m_new[e / 2]); };
             std::vector<Expr> next(NS);
             for (int hr = 0; hr < 2; hr++) {
                 std::vector<Expr> terms{old[L0 + hr] * alpha[hr]};

@@ -65,6 +65,8 @@ SEQ_STORE = re.compile(r"^st\.param\.(\w+) \[param(\d+)(?:\+0)?\], ([^;]+);$")
 SEQ_CALL = re.compile(r"^call(?:\.uni)? (?:\(retval0\), )?(\w+), \(([\w, ]*)\);$")
 SEQ_LOAD = re.compile(r"^ld\.param\.(\w+) (%[\w$]+), \[retval0(?:\+0)?\];$")
 
+# A module-scope shared array of the helper PTX (the shared-S exchange, lb_s_exchange).
+SHARED_DECL = re.compile(r"^\.(?:visible \.)?shared (\.align \d+ \.\w+ (\w+)\[\d+\]);$", re.M)
 HELPER_FUNC = re.compile(
     r"\.visible \.func\s+\(\.param \.b32 func_retval0\) (\w+)\((.*?)\)\s*\{(.*?)\n\}", re.S)
 REGISTER = re.compile(r"%([A-Za-z_$][\w$]*)")
@@ -106,7 +108,7 @@ class Helper:
     def __init__(self, name, params_text, body):
         self.name = name
         self.params = re.findall(r"\.param \.\w+ (\w+)", params_text)
-        self.decls, self.lines = [], []
+        self.decls, self.lines, self.shared = [], [], []
         for raw in body.split("\n"):
             line = raw.strip()
             if not line or line.startswith("//"):
@@ -147,6 +149,12 @@ def parse_helpers(text):
     helpers = {m.group(1): Helper(m.group(1), m.group(2), m.group(3)) for m in HELPER_FUNC.finditer(text)}
     if not helpers:
         raise LinkError("no helper functions found in the helper PTX")
+    # The shared arrays a helper's body names travel with it (declared once per module that
+    # inlines it; module-local, not .visible).
+    arrays = {m.group(2): ".shared " + m.group(1) + ";" for m in SHARED_DECL.finditer(text)}
+    for helper in helpers.values():
+        helper.shared = [decl for name, decl in arrays.items()
+                         if any(re.search(r"\b" + name + r"\b", l) for l in helper.lines)]
     return helpers
 
 
@@ -179,6 +187,12 @@ def inline_helpers(ptx, helpers):
         return helper.inline(args, result, f"lbi{sum(counts.values())}_")
 
     inlined = CALL_SEQUENCE.sub(replace, ptx)
+    shared = sorted({decl for name in counts for decl in helpers[name].shared})
+    if shared:
+        head = re.search(r"^\.address_size \d+\n", inlined, re.M)
+        if not head:
+            raise LinkError("PTX without an .address_size directive (where the helpers' shared arrays go)")
+        inlined = inlined[:head.end()] + "\n" + "\n".join(shared) + "\n" + inlined[head.end():]
     for name in helpers:
         if not re.search(r"\bcall(?:\.uni)?\b[^;]*\b" + name + r"\b", inlined):
             inlined = re.sub(r"\.extern \.func[^;]*?\b" + name + r"\b[^;]*;\n", "", inlined, flags=re.S)
@@ -196,6 +210,8 @@ def inline_helpers(ptx, helpers):
 NO_DESTINATION = ("st.", "st ", "red.", "bar.", "bar ", "barrier", "bra", "ret", "exit", "call", "membar",
                   "fence", "prefetch", "cp.", "trap", "brkpt", "nanosleep", "wmma.store", "stmatrix")
 LANE_SOURCES = ("%tid.x", "%laneid")
+THREAD_SOURCES = LANE_SOURCES + ("%tid.y", "%tid.z")
+BARRIER = re.compile(r"^(?:bar|barrier)(?:\.|$)")  # bar.sync, barrier.sync.aligned, ...
 
 
 def split_operands(text):
@@ -227,11 +243,12 @@ def instructions(function_text):
             yield number, m.group(2), m.group(3), split_operands(m.group(4))
 
 
-def lane_dependent_branches(function_text):
-    """Conditional branches whose predicate derives from the lane index. Flow-insensitive
-    taint over register definitions (a register is lane-dependent if any definition reads a
-    lane-dependent register or %tid.x / %laneid, or is guarded by a lane-dependent
-    predicate), iterated to a fixed point; memory is not tracked."""
+def lane_dependent_branches(function_text, sources_of_divergence=LANE_SOURCES):
+    """Conditional branches whose predicate derives from the lane index (or, given
+    THREAD_SOURCES, from any thread index). Flow-insensitive taint over register
+    definitions (a register is lane-dependent if any definition reads a lane-dependent
+    register or %tid.x / %laneid, or is guarded by a lane-dependent predicate), iterated to
+    a fixed point; memory is not tracked."""
     parsed = list(instructions(function_text))
     tainted = set()
     changed = True
@@ -242,7 +259,7 @@ def lane_dependent_branches(function_text):
                 continue
             dests = REGISTER.findall(operands[0])
             sources = " ".join(operands[1:])
-            lane = any(s in sources for s in LANE_SOURCES) or (guard and guard[1:] in tainted)
+            lane = any(s in sources for s in sources_of_divergence) or (guard and guard[1:] in tainted)
             lane = lane or any(r in tainted for r in REGISTER.findall(re.sub(r"%(tid|ntid|ctaid|nctaid)\.[xyz]", "", sources)))
             for d in dests:
                 if lane and d not in tainted:
@@ -298,7 +315,7 @@ def cap_registers(ptx, registers):
 def lint(ptx, where):
     census = {name: len(re.findall(pattern, ptx, re.M)) for name, pattern in [
         ("mma", r"\bmma\.sync"), ("movmatrix", r"\bmovmatrix\.sync"), ("shfl", r"\bshfl\.sync"),
-        ("ex2", r"\bex2\."), ("bra", r"\bbra\b")]}
+        ("ex2", r"\bex2\."), ("bar", r"^\s*(?:@!?%[\w$]+\s+)?(?:bar|barrier)\.\w+"), ("bra", r"\bbra\b")]}
     errors = []
     calls = re.findall(r"^\s*(?:@!?%[\w$]+\s+)?call(?:\.uni)?\b[^;]*;", ptx, re.M)
     if calls:
@@ -319,6 +336,13 @@ def lint(ptx, where):
             errors.append(f"{function}: branch on lane-dependent predicate {guard} (line {line} of the function: "
                           f"'{text.split(chr(10))[line - 1].strip()}'); mma/movmatrix/shfl must not be under "
                           "lane-dependent control flow")
+        # A block barrier (the shared-S exchange) must be reached by every thread of the
+        # block: no branch on any thread index before the last one.
+        last_barrier = max((n for n, _, opcode, _ in instructions(text) if BARRIER.match(opcode)), default=0)
+        for line, guard in lane_dependent_branches(text, THREAD_SOURCES):
+            if line < last_barrier:
+                errors.append(f"{function}: branch on thread-dependent predicate {guard} (line {line}) before the "
+                              f"block barrier at line {last_barrier}: every thread of the block must reach it")
     if errors:
         raise LinkError(f"{where}: " + "; ".join(errors))
     return census
@@ -463,7 +487,8 @@ def main():
                 inlined_text = ", ".join(f"{n} x{c}" for n, c in sorted(counts.items()))
                 print(f"ptx_link {where}: inlined {inlined_text or 'nothing'}; mma {census['mma']}, "
                       f"movmatrix {census['movmatrix']}, shfl {census['shfl']}, ex2 {census['ex2']}, "
-                      f"branches {census['bra']} ({lane_text(census['epilogue_branches'])}){cap}; {summary}")
+                      + (f"barriers {census['bar']}, " if census["bar"] else "")
+                      + f"branches {census['bra']} ({lane_text(census['epilogue_branches'])}){cap}; {summary}")
             modules.append((fnv1a64(original), cubin, inlined))
         write_source(a.output, variant, modules)
     except (LinkError, OSError, UnicodeDecodeError) as e:

@@ -140,8 +140,10 @@ set(_lb_k8_tc_table "")
 #   255 registers, 64 spill bytes (K7 bounded bf16 with the LSE). 16 keys put the key
 #   tile's cache slots and V fragments in local memory (their index kept the tile loop's
 #   symbolic minimum). Each warp computes S over all 576 dims, so 39 % of the mma work is
-#   useful ((576 + 512) of (4 x 576 + 512) per key and row): sharing S between the warps
-#   would need shared memory and a barrier per key tile, which this design avoids.
+#   useful ((576 + 512) of (4 x 576 + 512) per key and row). The generator knob tc_share_s
+#   shares S between the warps through shared memory instead (all of the mma useful; built
+#   and checked by tests/extend_attention, not yet measured: autotune/experiments/
+#   k7-mla-share-h200.json); until it is, the manifest keeps this form.
 function(_lb_tc_tiles dqk dv block_n_out o_split_out spill_out)
     if (dqk GREATER 64)
         set(${block_n_out} 32 PARENT_SCOPE)

@@ -7,6 +7,10 @@
 // where the GPU lane loops are still explicit, and throws (failing the build) when a
 // collective call sits under a condition or loop bound that depends on the lane.
 //
+// The shared-S exchange's block barrier (lb_share_barrier) is stricter: every thread of the
+// block must reach it, so it may not sit under any condition or loop bound that depends on
+// any thread index (x, y or z), nor on a value a thread computed.
+//
 // Lane-dependent: the `.thread_id_x` loop variable (the 32 lanes: the kernels run
 // thread_id_x over exactly 32, so thread_id_y/z index whole warps and are uniform), lets
 // of lane-dependent values, loads from kernel-local allocations (registers hold per-lane
@@ -38,7 +42,8 @@ public:
         if (!f.errors.empty()) {
             std::ostringstream o;
             o << "ConvergenceCheck(" << kernel_ << "): " << f.errors.size()
-              << " warp-collective call(s) under lane-dependent control flow, e.g.:";
+              << " warp-collective call(s) under lane-dependent control flow (or block barriers under "
+                 "thread-dependent control flow), e.g.:";
             for (const auto &e : f.errors) o << "\n  " << e;
             throw std::runtime_error(o.str());
         }
@@ -47,6 +52,8 @@ public:
 
 private:
     std::string kernel_;
+
+    static bool is_block_barrier(const std::string &name) { return name == "lb_share_barrier"; }
 
     static bool is_collective(const std::string &name) {
         for (const char *prefix : {"lb_mma", "lb_movmatrix", "llvm.nvvm.shfl"}) {
@@ -57,18 +64,22 @@ private:
 
     struct Finder : public Halide::Internal::IRVisitor {
         using IRVisitor::visit;
-        std::set<std::string> lane_dependent, kernel_allocations;
-        std::vector<std::string> guards;  // lane-dependent conditions around the current point
+        std::set<std::string> lane_dependent, thread_dependent, kernel_allocations;
+        std::vector<std::string> guards;         // lane-dependent conditions around the current point
+        std::vector<std::string> thread_guards;  // thread-dependent ones (a superset)
         std::vector<std::string> errors;
         int collective_calls = 0;
         int in_kernel = 0;
 
-        bool depends_on_lane(const Halide::Expr &e) {
+        bool depends_on_lane(const Halide::Expr &e) { return depends_on(e, lane_dependent); }
+        bool depends_on_thread(const Halide::Expr &e) { return depends_on(e, thread_dependent); }
+        bool depends_on(const Halide::Expr &e, const std::set<std::string> &vars) {
             struct Uses : public Halide::Internal::IRVisitor {
                 using IRVisitor::visit;
                 Finder *f = nullptr;
+                const std::set<std::string> *vars = nullptr;
                 bool found = false;
-                void visit(const Halide::Internal::Variable *op) override { found |= f->lane_dependent.count(op->name) > 0; }
+                void visit(const Halide::Internal::Variable *op) override { found |= vars->count(op->name) > 0; }
                 void visit(const Halide::Internal::Load *op) override {
                     found |= f->kernel_allocations.count(op->name) > 0;
                     IRVisitor::visit(op);
@@ -80,6 +91,7 @@ private:
                 }
             } uses;
             uses.f = this;
+            uses.vars = &vars;
             e.accept(&uses);
             return uses.found;
         }
@@ -97,39 +109,45 @@ private:
             op->min.accept(this);
             op->extent.accept(this);
             const bool divergent = in_kernel && (depends_on_lane(op->min) || depends_on_lane(op->extent));
+            const bool thread_divergent = in_kernel && (depends_on_thread(op->min) || depends_on_thread(op->extent));
             if (lanes || divergent) lane_dependent.insert(op->name);
-            if (divergent) {
-                std::ostringstream o;
-                o << "loop " << op->name << " (" << op->min << ", " << op->extent << ")";
-                guards.push_back(o.str());
-            }
+            if (thread || thread_divergent) thread_dependent.insert(op->name);
+            std::ostringstream o;
+            o << "loop " << op->name << " (" << op->min << ", " << op->extent << ")";
+            if (divergent) guards.push_back(o.str());
+            if (thread_divergent) thread_guards.push_back(o.str());
             const int entered = (block || thread) ? 1 : 0;
             in_kernel += entered;
             op->body.accept(this);
             in_kernel -= entered;
             if (divergent) guards.pop_back();
+            if (thread_divergent) thread_guards.pop_back();
         }
         void visit(const Halide::Internal::IfThenElse *op) override {
             op->condition.accept(this);
             const bool divergent = in_kernel && depends_on_lane(op->condition);
-            if (divergent) {
-                std::ostringstream o;
-                o << "if (" << op->condition << ")";
-                std::string text = o.str();
-                guards.push_back(text.size() > 200 ? text.substr(0, 200) + "..." : text);
-            }
+            const bool thread_divergent = in_kernel && depends_on_thread(op->condition);
+            std::ostringstream o;
+            o << "if (" << op->condition << ")";
+            std::string text = o.str();
+            if (text.size() > 200) text = text.substr(0, 200) + "...";
+            if (divergent) guards.push_back(text);
+            if (thread_divergent) thread_guards.push_back(text);
             op->then_case.accept(this);
             if (op->else_case.defined()) op->else_case.accept(this);
             if (divergent) guards.pop_back();
+            if (thread_divergent) thread_guards.pop_back();
         }
         void visit(const Halide::Internal::LetStmt *op) override {
             op->value.accept(this);
             if (in_kernel && depends_on_lane(op->value)) lane_dependent.insert(op->name);
+            if (in_kernel && depends_on_thread(op->value)) thread_dependent.insert(op->name);
             op->body.accept(this);
         }
         void visit(const Halide::Internal::Let *op) override {
             op->value.accept(this);
             if (in_kernel && depends_on_lane(op->value)) lane_dependent.insert(op->name);
+            if (in_kernel && depends_on_thread(op->value)) thread_dependent.insert(op->name);
             op->body.accept(this);
         }
         void visit(const Halide::Internal::Allocate *op) override {
@@ -140,6 +158,9 @@ private:
             if (in_kernel && is_collective(op->name)) {
                 collective_calls++;
                 if (!guards.empty() && errors.size() < 6) errors.push_back(op->name + " under " + guards.back());
+            }
+            if (in_kernel && is_block_barrier(op->name) && !thread_guards.empty() && errors.size() < 6) {
+                errors.push_back(op->name + " (a block barrier) under " + thread_guards.back());
             }
             IRVisitor::visit(op);
         }

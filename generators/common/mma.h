@@ -60,6 +60,26 @@ inline Halide::Expr exp2_approx(const Halide::Expr &x) {
 // it is selectable in Halide 21's LLVM; libdevice's logf branches on its argument).
 inline Halide::Expr log2_approx(const Halide::Expr &x) { return pure_call(Halide::Float(32), "lb_log2_approx", {x}); }
 
+// The shared-S exchange (generator tc_share_s; helpers in mma_helpers.cu): a block-wide
+// array of kShareExchangeFloats floats. Ordering is by data, as these are PureExtern like
+// the other helpers: a put takes the result of the barrier it must follow, a barrier the
+// sum of the puts' results (0) it must follow, a get the barrier's result. (No result is
+// unused, so LLVM drops none.)
+constexpr int kShareExchangeFloats = 4096;  // lb_s_exchange[4096] in mma_helpers.cu
+
+// Puts v at exchange element `index` after the barrier whose result is `after`; returns 0.
+inline Halide::Expr share_put(const Halide::Expr &v, const Halide::Expr &index, const Halide::Expr &after) {
+    return pure_call(Halide::Int(32), "lb_share_put", {v, index, after});
+}
+
+// The block's barrier (every thread must reach it); returns `token`.
+inline Halide::Expr share_barrier(const Halide::Expr &token) { return pure_call(Halide::Int(32), "lb_share_barrier", {token}); }
+
+// Exchange element `index`, read after the barrier whose result is `token`.
+inline Halide::Expr share_get(const Halide::Expr &index, const Halide::Expr &token) {
+    return pure_call(Halide::Float(32), "lb_share_get", {index, token});
+}
+
 // Halide 21's SplitTuples does not look inside a call's arguments for reads of the Tuple
 // being updated, so an update could store component 0 before an mma of component 1 reads
 // its old value. Component i's new value gets a never-true test on the old component

@@ -89,4 +89,36 @@ __device__ uint32_t lb_movmatrix_trans(uint32_t x) {
     return transposed;
 }
 
+// ---- The S exchange of the shared-S form (generator tc_share_s) ----
+// The warps of one q tile each compute a part of S = Q K^T (a quarter of the 576-dim
+// reduction at MLA's head dims) and add the parts through this block-wide array. Per key
+// tile: a barrier (every warp has read the previous tile's parts), every lane puts its
+// part of each S element, a second barrier, then every lane gets the element's parts from
+// all warps (the same sum in every warp, so every warp holds the same bits). The generator computes the
+// indices and checks they fit; ordering comes from data (each call takes a result of the
+// one it must follow). The block must run the barriers as a whole: the generator asks for
+// one q tile per block, and ConvergenceCheck refuses a barrier under a condition on any
+// thread index.
+__shared__ float lb_s_exchange[4096];
+
+// Stores v at exchange element `index`; `after` (a barrier's result) only orders the call.
+// Returns 0 (a token for lb_share_barrier).
+__device__ int lb_share_put(float v, int index, int after) {
+    (void)after;
+    lb_s_exchange[index] = v;
+    return 0;
+}
+
+// Waits until every thread of the block arrives (bar.sync 0); returns `token`.
+__device__ int lb_share_barrier(int token) {
+    __syncthreads();
+    return token;
+}
+
+// Exchange element `index`; `token` (lb_share_barrier's result) only orders the call.
+__device__ float lb_share_get(int index, int token) {
+    (void)token;
+    return lb_s_exchange[index];
+}
+
 }  // extern "C"

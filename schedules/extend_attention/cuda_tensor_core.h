@@ -8,6 +8,12 @@
 // memory, no barrier, so Halide keeps the accumulators in registers and TrimNoOps trims the
 // key-tile loops from the warp-uniform tile predicates. K/V fragments come straight from
 // global memory (L1/L2) in 16-byte loads.
+//
+// The shared-S form (share_s, generator tc_share_s): the block is one q tile's o_split
+// warps; each computes its steps of S (s_part), the exchange adds the parts through shared
+// memory with one block barrier per key tile (share_token), and every warp goes on with the
+// whole tile as above. Its fragments are 8-byte loads (a warp's steps are every o_split-th
+// 16 dims).
 #pragma once
 
 #include "stages.h"
@@ -19,7 +25,7 @@ namespace livebound::extend_attention {
 // explicitly: any cross-lane read becomes a compile error (instead of another lane's mma
 // computed here), and the register allocation has a constant size (bounds inference would
 // otherwise intersect the key tile with the tile loop's derived bounds: extent "<= 1").
-inline void pin_to_lane(Halide::Func f, std::initializer_list<Halide::Var> point) {
+inline void pin_to_lane(Halide::Func f, const std::vector<Halide::Var> &point) {
     for (const Halide::Var &v : point) f.bound_extent(v, 1);
 }
 
@@ -42,13 +48,19 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
     const int X = s.o_split > 1 ? 1 : 0;
     RVar lane = ro[4], qto("qto"), qti("qti");
     auto scatter = [&](Stage st) {
-        st.split(ro[5 + X], qto, qti, k.warps / s.o_split, TailStrategy::GuardWithIf)
-            .allow_race_conditions()
-            .gpu_blocks(qto, ro[6 + X], ro[7 + X]);
-        if (X) {
-            st.gpu_threads(lane, ro[5], qti);
+        if (s.share_s) {
+            //  Shared S: a block is exactly one q tile (its o_split warps), so that no
+            //  condition on a thread index sits around the barrier (no q-tile split).
+            st.allow_race_conditions().gpu_blocks(ro[6], ro[7], ro[8]).gpu_threads(lane, ro[5]);
         } else {
-            st.gpu_threads(lane, qti);
+            st.split(ro[5 + X], qto, qti, k.warps / s.o_split, TailStrategy::GuardWithIf)
+                .allow_race_conditions()
+                .gpu_blocks(qto, ro[6 + X], ro[7 + X]);
+            if (X) {
+                st.gpu_threads(lane, ro[5], qti);
+            } else {
+                st.gpu_threads(lane, qti);
+            }
         }
         st.unroll(ro[0])
             .unroll(ro[1])
@@ -75,6 +87,12 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
     //    (the key-tile loops) inside it.
     s.state.compute_at(s.out, lane).store_in(MemoryType::Register);
     s.row_sum.compute_at(s.out, lane).store_in(MemoryType::Register);
+    // The point of a key-tile Func (and of Q, K) in a lane: with S shared, the warp os too.
+    auto with_os = [&](std::vector<Halide::Var> point) {
+        if (s.share_s) point.push_back(s.os);
+        return point;
+    };
+    const int pairs = s.share_s ? 2 : 4;  // b32 pairs per fragment load: 8 or 16 bytes
     for (int st = 0; st < s.num_stages; st++) {
         const RDom &rk = s.rk[st], &rs = s.rs[st];
         s.state.update(st).never_partition_all();
@@ -85,20 +103,27 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         //    (SASS of the key loop, H200 benchmark): 18 -> 8.4-8.8 instructions per HMMA,
         //    35 -> 135 useful TFLOP/s on case B (autotune/records/extend_attention.jsonl).
         s.state.update(st).specialize(s.plain_logits);
-        // 5. The S tile per key tile, in registers, pinned to the lane (pin_to_lane).
-        Func sf = s.s[st];
+        // 5. The S tile per key tile, in registers, pinned to the lane (pin_to_lane). With S
+        //    shared: the warp's part (the mma), the exchange's token, then the whole tile.
+        Func sf = s.share_s ? s.s_part[st] : s.s[st];
         sf.compute_at(s.state, rk.x).store_in(MemoryType::Register).unroll(s.nt);
-        pin_to_lane(sf, {s.lane, s.qt, s.h, s.b, s.kt});
+        pin_to_lane(sf, with_os({s.lane, s.qt, s.h, s.b, s.kt}));
         sf.update().reorder(s.nt, rs.x, rs.y).unroll(s.nt).unroll(rs.x).unroll(rs.y);
+        if (s.share_s) {
+            s.share_token[st].compute_at(s.state, rk.x).store_in(MemoryType::Register);
+            pin_to_lane(s.share_token[st], {s.lane, s.os, s.qt, s.h, s.b, s.kt});
+            s.s[st].compute_at(s.state, rk.x).store_in(MemoryType::Register).unroll(s.nt);
+            pin_to_lane(s.s[st], {s.lane, s.os, s.qt, s.h, s.b, s.kt});
+        }
         //    The masked logits and the rows' tile maxima (quad shuffles) per key tile:
         if (k.staged_logits) {
             //  in registers, read by the update as values (its expressions stay small; the
             //  logits specialised as the update is);
             Func logit = s.logit[st], tile_max = s.tile_max[st];
             logit.compute_at(s.state, rk.x).store_in(MemoryType::Register).unroll(s.nt).specialize(s.plain_logits);
-            pin_to_lane(logit, {s.lane, s.qt, s.h, s.b, s.kt});
+            pin_to_lane(logit, with_os({s.lane, s.qt, s.h, s.b, s.kt}));
             tile_max.compute_at(s.state, rk.x).store_in(MemoryType::Register);
-            pin_to_lane(tile_max, {s.lane, s.qt, s.h, s.b, s.kt});
+            pin_to_lane(tile_max, with_os({s.lane, s.qt, s.h, s.b, s.kt}));
         } else {
             //  or inlined into the update.
             s.logit[st].compute_inline();
@@ -107,8 +132,8 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         // 6. K fragments per 32-element chunk (4 pairs = one 16-byte load per n-tile), V
         //    fragments per key tile (all column blocks at once: D * BN / 64 registers, 64 at
         //    D = 128, BN = 32; BN = 64 spilled, see cmake/families/extend_attention.cmake).
-        s.k[st].compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, 4).vectorize(s.w).unroll(s.nt);
-        pin_to_lane(s.k[st], {s.lane, s.h, s.b, s.kt});
+        s.k[st].compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, pairs).vectorize(s.w).unroll(s.nt);
+        pin_to_lane(s.k[st], with_os({s.lane, s.h, s.b, s.kt}));
         s.v[st]
             .compute_at(s.state, rk.x)
             .store_in(MemoryType::Register)
@@ -122,16 +147,16 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         //    do not stay in registers.
         if (!k.q_in_registers) {
             Func qw = s.q.in(sf);
-            qw.compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, 4).vectorize(s.w).unroll(s.rr);
-            pin_to_lane(qw, {s.lane, s.qt, s.h, s.b});
+            qw.compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, pairs).vectorize(s.w).unroll(s.rr);
+            pin_to_lane(qw, with_os({s.lane, s.qt, s.h, s.b}));
         }
     }
     // 8. The list keys' cache slots once per key tile (one per n-tile and lane).
     s.slot.compute_at(s.state, s.rk[0].x).store_in(MemoryType::Register).unroll(s.nt);
     pin_to_lane(s.slot, {s.lane, s.b, s.kt});
     if (k.q_in_registers) {
-        s.q.compute_at(s.out, lane).store_in(MemoryType::Register).bound(s.w, 0, 4).vectorize(s.w).unroll(s.rr).unroll(s.c);
-        pin_to_lane(s.q, {s.lane, s.qt, s.h, s.b});
+        s.q.compute_at(s.out, lane).store_in(MemoryType::Register).bound(s.w, 0, pairs).vectorize(s.w).unroll(s.rr).unroll(s.c);
+        pin_to_lane(s.q, with_os({s.lane, s.qt, s.h, s.b}));
     }
     pin_to_lane(s.state, {s.lane, s.os, s.qt, s.h, s.b});
     pin_to_lane(s.row_sum, {s.lane, s.os, s.qt, s.h, s.b});

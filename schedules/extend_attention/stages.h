@@ -59,7 +59,11 @@ struct TensorCoreStages {
     Halide::Func slot{"kv_slot"};     // (nt, lane, kt, b) int32: cache slot of list key 8nt + g of key tile kt
     Halide::Func k[2] = {Halide::Func("k_frag_list"), Halide::Func("k_frag_extend")};  // (w, lane, nt, c, kt, h, b) b32
     Halide::Func v[2] = {Halide::Func("v_frag_list"), Halide::Func("v_frag_extend")};  // (w, lane, hf, ku, dq, os, kt, h, b) b32
+    // The key-tile Funcs below take the warp os after the lane in the shared-S form (share_s):
+    // (nt, lane, [os,] qt, h, b, kt); so do q (w < 2, c = the warp's mma step) and k there.
     Halide::Func s[2] = {Halide::Func("s_list"), Halide::Func("s_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: S tile
+    Halide::Func s_part[2] = {Halide::Func("s_part_list"), Halide::Func("s_part_extend")};  // shared S: the warp's part of the S tile
+    Halide::Func share_token[2] = {Halide::Func("share_token_list"), Halide::Func("share_token_extend")};  // shared S: (lane, os, qt, h, b, kt) int, the barrier's result
     Halide::Func logit[2] = {Halide::Func("logit_list"), Halide::Func("logit_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: masked logits, log2 units
     Halide::Func tile_max[2] = {Halide::Func("tile_max_list"), Halide::Func("tile_max_extend")};  // (lane, qt, h, b, kt) Tuple: row g, g + 8 maxima
     Halide::Func state{"state_tc"};   // (lane, os, qt, h, b) Tuple: Lv/(2 o_split) O fragment floats, m[2], l[2]
@@ -70,6 +74,7 @@ struct TensorCoreStages {
     Halide::RDom rs[2];               // S tile: x = mma step in a chunk, y = chunk
     Halide::RDom ro;                  // o and lse scatters: (jj, wq, dq, hr, lane, [os,] qt, h, b)
     int o_split = 1;                  // warps per q tile (generator tc_o_split); os in ro when > 1
+    bool share_s = false;             // the warps of a q tile compute S together (generator tc_share_s)
     int num_stages = 2;
     Halide::Expr plain_logits;        // no custom mask, cap or xai (a runtime condition)
     Halide::Var w, rr, c, nt, lane, hf, ku, dq, kt, qt, h, b, os;
@@ -82,7 +87,11 @@ struct TensorCoreKnobs {
     // Q fragments held in registers across the key loop (64 registers at head dim 256:
     // re-reading them from L1 every key tile was 15-60 % faster there).
     bool q_in_registers = true;
-    static bool q_in_registers_for(int head_dim) { return head_dim <= 128; }
+    // With S shared (share_s) a warp holds only its 1 / o_split of Q, 36 registers at 576 over
+    // four warps (as many as at head dim 144): kept (not measured yet).
+    static bool q_in_registers_for(int head_dim, int s_parts = 1) {
+        return s_parts == 1 ? head_dim <= 128 : head_dim / s_parts <= 144;
+    }
     // The masked logits and tile maxima computed per key tile into registers (true) or
     // inlined into the state update (false), where its expressions repeat them per use.
     // Head dim 128 (autotune/records/extend_attention.jsonl): inlined, 126 s to generate and

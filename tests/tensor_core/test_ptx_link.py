@@ -70,10 +70,31 @@ class Inliner(unittest.TestCase):
 
     def test_helpers(self):
         self.assertEqual(sorted(self.helpers), ["lb_log2_approx", "lb_mma_bf16_elem", "lb_mma_f16_elem",
-                                                "lb_movmatrix_trans", "lb_pack_bf16x2", "lb_pack_f16x2"])
+                                                "lb_movmatrix_trans", "lb_pack_bf16x2", "lb_pack_f16x2",
+                                                "lb_share_barrier", "lb_share_get", "lb_share_put"])
         with self.assertRaisesRegex(ptx_link.LinkError, "control flow"):
             ptx_link.parse_helpers(".visible .func  (.param .b32 func_retval0) h(\n\t.param .b32 h_param_0\n)\n{\n"
                                    "\tld.param.u32 %r1, [h_param_0];\n$L1:\n\tbra $L1;\n\tret;\n\n}\n")
+
+    def test_shared_array_travels_with_its_helpers(self):
+        # The exchange helpers name lb_s_exchange: a module that inlines one declares it once
+        # (module-local), a module that inlines none (the golden fixture) is unchanged.
+        self.assertEqual(self.helpers["lb_share_put"].shared, [".shared .align 4 .b8 lb_s_exchange[16384];"])
+        self.assertEqual(self.helpers["lb_share_barrier"].shared, [])
+        calls = ""
+        for k, (name, args) in enumerate([("lb_share_put", ["%f1", "%r1", "%r5"]), ("lb_share_barrier", ["%r2"]),
+                                          ("lb_share_get", ["%r1", "%r3"]), ("lb_share_get", ["%r4", "%r3"])]):
+            params = "".join(f"\t.param .b32 param{i};\n\tst.param.b32 [param{i}], {a};\n" for i, a in enumerate(args))
+            calls += (f"\t{{ // callseq {k}, 0\n{params}\t.param .b32 retval0;\n"
+                      f"\tcall.uni (retval0), {name}, ({', '.join(f'param{i}' for i in range(len(args)))});\n"
+                      f"\tld.param.b32 %r{10 + k}, [retval0];\n\t}} // callseq {k}\n")
+        inlined, counts = ptx_link.inline_helpers(kernel(calls), self.helpers)
+        self.assertEqual(counts, {"lb_share_put": 1, "lb_share_barrier": 1, "lb_share_get": 2})
+        self.assertEqual(inlined.count("lb_s_exchange[16384]"), 1)
+        self.assertIn(".address_size 64\n\n.shared .align 4 .b8 lb_s_exchange[16384];\n", inlined)
+        self.assertEqual(ptx_link.lint(inlined, "test")["bar"], 1)
+        golden, _ = ptx_link.inline_helpers(read(FIXTURE), self.helpers)
+        self.assertNotIn("lb_s_exchange", golden)
 
 
 class Lint(unittest.TestCase):
@@ -111,6 +132,14 @@ class Lint(unittest.TestCase):
                 "\tmov.u32 %r14, %tid.x;\n\tsetp.lt.s32 %p2, %r14, 3;\n\tselp.b32 %r15, 1, 2, %p2;\n")
         census = ptx_link.lint(kernel(body), "test")
         self.assertEqual((census["mma"], census["bra"]), (1, 1))
+
+    def test_barrier_after_a_thread_dependent_branch_fails(self):
+        # A branch on the warp index (%tid.y) is uniform for mma, but a block barrier after it
+        # would not be reached by every warp; after the last barrier it is fine.
+        branch = "\tmov.u32 %r10, %tid.y;\n\tsetp.lt.s32 %p1, %r10, 2;\n\t@%p1 bra $L1;\n$L1:\n"
+        with self.assertRaisesRegex(ptx_link.LinkError, "before the block barrier"):
+            ptx_link.lint(kernel(branch + "\tbar.sync 0;\n"), "test")
+        self.assertEqual(ptx_link.lint(kernel("\tbar.sync 0;\n" + branch), "test")["bar"], 1)
 
     def test_taint_through_loads_and_guards(self):
         # A value loaded from a lane-dependent address, and one written under a
