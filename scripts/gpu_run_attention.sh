@@ -4,7 +4,8 @@
 # The attention subset of scripts/gpu_run.sh, for tensor-core work on a short device budget:
 # the tensor-core smoke test, the K7/K8 CUDA suites (gtest XML + log), the Python torch check
 # (with gpu-bundle/lib/liblivebound.so), compute-sanitizer
-# memcheck and racecheck over one accuracy case per tensor-core variant, and the attention
+# memcheck and racecheck over one accuracy case per tensor-core variant (racecheck and
+# synccheck over the MLA cases), and the attention
 # benchmark (JSON with date, GPU, driver, commit and command in its context).
 set -uo pipefail
 commit="$1"
@@ -35,6 +36,15 @@ for tool in memcheck racecheck; do
         --gtest_filter="$sanitize_filter" >"$out/sanitizer_$tool.log" 2>&1
     echo "compute-sanitizer $tool rc=$?" >>"$out/tests.txt"
 done
+# MLA's 576/512 cases of both suites under racecheck and synccheck: their warps exchange S
+# through shared memory between two block barriers per key tile (tc_share_s).
+for t in test_extend_attention_cuda test_extend_attention_unified_cuda; do
+    for tool in racecheck synccheck; do
+        compute-sanitizer --tool "$tool" --print-limit 20 gpu-bundle/tests/$t --gtest_filter='*576*:*mla*' \
+            >"$out/sanitizer_${tool}_mla_$t.log" 2>&1
+        echo "compute-sanitizer $tool ($t, MLA) rc=$?" >>"$out/tests.txt"
+    done
+done
 gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
 gpu-bundle/bench/bench_extend_attention --benchmark_format=json --benchmark_filter="$filter" \
@@ -44,4 +54,4 @@ gpu-bundle/bench/bench_extend_attention --benchmark_format=json --benchmark_filt
     2>"$out/bench_extend_attention.err"
 echo "bench rc=$?" >>"$out/tests.txt"
 cat "$out/tests.txt"
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/sanitizer_*.log
+grep -H "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/sanitizer_*.log

@@ -131,8 +131,6 @@ endfunction()
 #   registers); with O split over two warps (o_split 2: each owns 128 columns of O and
 #   computes the tile's S itself, Q K^T twice) 32 keys spill 64 bytes (K7 bounded, no LSE;
 #   72 since kv_indices are read as int32): allowed up to 96.
-# _lb_tc_tiles(<d> <bn> <o_split> <spill>) sets these three per head dim; the generator gets
-# them as block_n and tc_o_split, ptx_link the spill allowance and the mma count.
 set(_lb_k7_tc_table "")
 set(_lb_k8_tc_table "")
 #   Lq != Lv (192/128, MLA's 576/512): S over Lq, O over Lv. 192/128 as 128 (O is 64
@@ -141,10 +139,15 @@ set(_lb_k8_tc_table "")
 #   tile's cache slots and V fragments in local memory (their index kept the tile loop's
 #   symbolic minimum). Each warp computes S over all 576 dims, so 39 % of the mma work is
 #   useful ((576 + 512) of (4 x 576 + 512) per key and row). The generator knob tc_share_s
-#   shares S between the warps through shared memory instead (all of the mma useful; built
-#   and checked by tests/extend_attention, not yet measured: autotune/experiments/
-#   k7-mla-share-h200.json); until it is, the manifest keeps this form.
-function(_lb_tc_tiles dqk dv block_n_out o_split_out spill_out)
+#   shares S between the warps through shared memory instead (each warp a quarter of the
+#   reduction, all of the mma useful): LIVEBOUND_TC_SHARE_S picks it for every 576/512
+#   variant (autotune/experiments/k7-mla-share-h200.json measures it).
+# _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
+# generator gets them as block_n, tc_o_split and tc_share_s, ptx_link the spill allowance
+# and the mma count.
+option(LIVEBOUND_TC_SHARE_S "576/512 tensor-core variants: S shared between the warps of a q tile (tc_share_s)" ON)
+function(_lb_tc_tiles dqk dv block_n_out o_split_out spill_out share_out)
+    set(${share_out} false PARENT_SCOPE)
     if (dqk GREATER 64)
         set(${block_n_out} 32 PARENT_SCOPE)
     else ()
@@ -153,6 +156,9 @@ function(_lb_tc_tiles dqk dv block_n_out o_split_out spill_out)
     if (dv GREATER 256)
         set(${o_split_out} 4 PARENT_SCOPE)
         set(${spill_out} 96 PARENT_SCOPE)
+        if (LIVEBOUND_TC_SHARE_S)
+            set(${share_out} true PARENT_SCOPE)
+        endif ()
     elseif (dv GREATER 128)
         set(${o_split_out} 2 PARENT_SCOPE)
         set(${spill_out} 96 PARENT_SCOPE)
@@ -176,9 +182,13 @@ endmacro()
 # takes bn/8 x Lq/16 m16n8k16 steps and O += P V (Lv/o_split)/8 x bn/16 (a warp's part of O),
 # each 4 "elem" helper calls; the key-tile body appears twice per stage (the common-case
 # specialisation).
-function(_lb_tc_expected_mma dqk dv bn o_split stages out)
+function(_lb_tc_expected_mma dqk dv bn o_split share stages out)
     math(EXPR ds "${dv} / ${o_split}")
-    math(EXPR per_tile "4 * ((${bn} / 8) * (${dqk} / 16) + (${ds} / 8) * (${bn} / 16))")
+    set(s_part 1)
+    if (share)
+        set(s_part ${o_split})  # shared S: a warp takes 1 / o_split of S's steps
+    endif ()
+    math(EXPR per_tile "4 * ((${bn} / 8) * (${dqk} / 16) / ${s_part} + (${ds} / 8) * (${bn} / 16))")
     math(EXPR total "${per_tile} * ${stages} * 2")
     set(${out} ${total} PARENT_SCOPE)
 endfunction()
@@ -199,18 +209,18 @@ endmacro()
 function(livebound_k7_tc form dt d lse)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
-    _lb_tc_tiles(${dqk} ${dv} bn os spill)
+    _lb_tc_tiles(${dqk} ${dv} bn os spill share)
     if (fp8 AND form STREQUAL "full")
         set(spill 128)  # the fp8 full-width twin (tests, benchmarks): 100 bytes
     endif ()
-    _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} 2 mma)
+    _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} ${share} 2 mma)
     _lb_lse_facts(${lse})
     _lb_tc_padding("${ARGN}" ${d})
     set(name lb_k7_cuda_tc_${form}_${dt}_${dims}_${lse_tag})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true dtype=${halide_type} fp8_kv_cache=${fp8} head_dim_qk=${dqk} head_dim_v=${dv}
                                 bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn} tc_o_split=${os}
-                                tc_padded_head_dim=${padded_param})
+                                tc_share_s=${share} tc_padded_head_dim=${padded_param})
     set(_lb_k7_tc_table
         "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${with_lse}, ${name})\n"
         PARENT_SCOPE)
@@ -219,8 +229,8 @@ endfunction()
 function(livebound_k8_tc form dt d)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
-    _lb_tc_tiles(${dqk} ${dv} bn os spill)
-    _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} 1 mma)
+    _lb_tc_tiles(${dqk} ${dv} bn os spill share)
+    _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} ${share} 1 mma)
     if (fp8 AND dqk EQUAL 128)
         # One m16n8k16 step of a key-tile body is computed twice in the PTX of the fp8 K8
         # kernels at d 128 (132 instead of 128 mma in one straight-line body: a duplicated S
@@ -233,7 +243,7 @@ function(livebound_k8_tc form dt d)
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} fp8_kv_cache=${fp8}
                                 head_dim_qk=${dqk} head_dim_v=${dv} bounded=${bounded} block_m=16 block_n=${bn}
-                                tc_o_split=${os} tc_padded_head_dim=${padded_param})
+                                tc_o_split=${os} tc_share_s=${share} tc_padded_head_dim=${padded_param})
     set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${name})\n"
         PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)

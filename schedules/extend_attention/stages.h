@@ -87,10 +87,12 @@ struct TensorCoreKnobs {
     // Q fragments held in registers across the key loop (64 registers at head dim 256:
     // re-reading them from L1 every key tile was 15-60 % faster there).
     bool q_in_registers = true;
-    // With S shared (share_s) a warp holds only its 1 / o_split of Q, 36 registers at 576 over
-    // four warps (as many as at head dim 144): kept (not measured yet).
+    // With S shared (share_s) a warp holds only its 1 / o_split of Q (36 registers at 576 over
+    // four warps), yet re-reading it is faster: K7 bounded bf16 576/512 (H100, 2026-12-05,
+    // autotune/records/k7-mla-share-h200.jsonl) 18,946 / 15,496 us re-read against 19,539 /
+    // 16,296 us held (ragged paged bs 8 / causal 8192), ptxas 0 spill bytes against 56.
     static bool q_in_registers_for(int head_dim, int s_parts = 1) {
-        return s_parts == 1 ? head_dim <= 128 : head_dim / s_parts <= 144;
+        return s_parts == 1 && head_dim <= 128;
     }
     // The masked logits and tile maxima computed per key tile into registers (true) or
     // inlined into the state update (false), where its expressions repeat them per use.
