@@ -121,7 +121,7 @@ public:
     GeneratorParam<bool> tc_padded_head_dim{"tc_padded_head_dim", false};
     // Tensor cores with O split over warps (tc_o_split > 1): true = the q tile's warps
     // compute S together, each 1 / tc_o_split of the Lq reduction, and add their parts
-    // through shared memory (one block barrier per key tile), instead of each computing the
+    // through shared memory (two block barriers per key tile), instead of each computing the
     // whole of S (MLA 576/512 over four warps: 39 % of the mma work useful -> all of it).
     // One q tile per block (tc_warps == tc_o_split): the barrier is the block's.
     GeneratorParam<bool> tc_share_s{"tc_share_s", false};

@@ -141,7 +141,8 @@ set(_lb_k8_tc_table "")
 #   useful ((576 + 512) of (4 x 576 + 512) per key and row). The generator knob tc_share_s
 #   shares S between the warps through shared memory instead (each warp a quarter of the
 #   reduction, all of the mma useful): LIVEBOUND_TC_SHARE_S picks it for every 576/512
-#   variant (autotune/experiments/k7-mla-share-h200.json measures it).
+#   variant (autotune/experiments/k7-mla-share-h200.json: 37 % less time for K7 on an H100;
+#   ptxas 0 spill bytes with Q re-read per key tile).
 # _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
 # generator gets them as block_n, tc_o_split and tc_share_s, ptx_link the spill allowance
 # and the mma count.

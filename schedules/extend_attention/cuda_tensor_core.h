@@ -11,7 +11,7 @@
 //
 // The shared-S form (share_s, generator tc_share_s): the block is one q tile's o_split
 // warps; each computes its steps of S (s_part), the exchange adds the parts through shared
-// memory with one block barrier per key tile (share_token), and every warp goes on with the
+// memory between two block barriers per key tile (share_token), and every warp goes on with the
 // whole tile as above. Its fragments are 8-byte loads (a warp's steps are every o_split-th
 // 16 dims).
 #pragma once
@@ -111,9 +111,9 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         sf.update().reorder(s.nt, rs.x, rs.y).unroll(s.nt).unroll(rs.x).unroll(rs.y);
         if (s.share_s) {
             s.share_token[st].compute_at(s.state, rk.x).store_in(MemoryType::Register);
-            pin_to_lane(s.share_token[st], {s.lane, s.os, s.qt, s.h, s.b, s.kt});
+            pin_to_lane(s.share_token[st], with_os({s.lane, s.qt, s.h, s.b, s.kt}));
             s.s[st].compute_at(s.state, rk.x).store_in(MemoryType::Register).unroll(s.nt);
-            pin_to_lane(s.s[st], {s.lane, s.os, s.qt, s.h, s.b, s.kt});
+            pin_to_lane(s.s[st], with_os({s.lane, s.qt, s.h, s.b, s.kt}));
         }
         //    The masked logits and the rows' tile maxima (quad shuffles) per key tile:
         if (k.staged_logits) {
