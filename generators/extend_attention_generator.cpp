@@ -125,6 +125,11 @@ public:
     // whole of S (MLA 576/512 over four warps: 39 % of the mma work useful -> all of it).
     // One q tile per block (tc_warps == tc_o_split): the barrier is the block's.
     GeneratorParam<bool> tc_share_s{"tc_share_s", false};
+    // With S shared: true = a key tile's V fragments are loaded before the exchange (its
+    // first barrier takes a V fragment as an order token), so their latency overlaps the
+    // barriers, the exchange and the softmax; false = after the softmax, where PV waits for
+    // them (ptxas does not move those loads above the exchange).
+    GeneratorParam<bool> tc_share_v_first{"tc_share_v_first", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -888,7 +893,11 @@ private:
                 // the gets. Parity-alternating buffers with one barrier would race when a
                 // tile between two same-parity tiles is skipped (or at the stage change).
                 auto slot_of = [&](const Expr &o, int n, int e) { return (((o * KN + n) * 4 + e) * 32) + lane; };
-                Expr ready = mma::share_barrier(reinterpret(Int(32), tc.s_part[st](at_tile({0, lane}, kt))[0]));
+                Expr part_done = reinterpret(Int(32), tc.s_part[st](at_tile({0, lane}, kt))[0]);
+                if (tc_share_v_first) {
+                    part_done = mma::order_after(part_done, reinterpret(Int(32), tc.v[st](0, lane, 0, 0, 0, os, kt, h, b)));
+                }
+                Expr ready = mma::share_barrier(part_done);
                 Expr puts = 0;
                 for (int n = 0; n < KN; n++) {
                     for (int e = 0; e < 4; e++) {

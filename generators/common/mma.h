@@ -75,6 +75,12 @@ inline Halide::Expr share_put(const Halide::Expr &v, const Halide::Expr &index, 
 // The block's barrier (every thread must reach it); returns `token`.
 inline Halide::Expr share_barrier(const Halide::Expr &token) { return pure_call(Halide::Int(32), "lb_share_barrier", {token}); }
 
+// `first`, once `after` is computed: an order token only (the helper is a move), which makes
+// the Func that computes `after` a producer of the caller, realized before it.
+inline Halide::Expr order_after(const Halide::Expr &first, const Halide::Expr &after) {
+    return pure_call(Halide::Int(32), "lb_order_after", {first, after});
+}
+
 // Exchange element `index`, read after the barrier whose result is `token`.
 inline Halide::Expr share_get(const Halide::Expr &index, const Halide::Expr &token) {
     return pure_call(Halide::Float(32), "lb_share_get", {index, token});
