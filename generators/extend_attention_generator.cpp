@@ -125,10 +125,10 @@ public:
     // whole of S (MLA 576/512 over four warps: 39 % of the mma work useful -> all of it).
     // One q tile per block (tc_warps == tc_o_split): the barrier is the block's.
     GeneratorParam<bool> tc_share_s{"tc_share_s", false};
-    // With S shared: true = a key tile's V fragments are loaded before the exchange (its
-    // first barrier takes a V fragment as an order token), so their latency overlaps the
-    // barriers, the exchange and the softmax; false = after the softmax, where PV waits for
-    // them (ptxas does not move those loads above the exchange).
+    // With S shared: true = a key tile's V fragments come before the exchange in the PTX (its
+    // first barrier takes a V fragment as an order token); ptxas issues them right after the
+    // second barrier (SASS, 576/512), so their latency overlaps the gets and the softmax;
+    // false = after the softmax, where PV waits for them.
     GeneratorParam<bool> tc_share_v_first{"tc_share_v_first", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
