@@ -123,7 +123,9 @@ public:
     // compute S together, each 1 / tc_o_split of the Lq reduction, and add their parts
     // through shared memory (two block barriers per key tile), instead of each computing the
     // whole of S (MLA 576/512 over four warps: 39 % of the mma work useful -> all of it).
-    // One q tile per block (tc_warps == tc_o_split): the barrier is the block's.
+    // tc_warps / tc_o_split q tiles per block: one (the barrier is the block's) or more (each
+    // q tile's warps meet at their own named barrier and use their own part of the exchange;
+    // the q tiles of a block read the same K/V lines, L1 reuse as in the unshared form).
     GeneratorParam<bool> tc_share_s{"tc_share_s", false};
     // With S shared: true = a key tile's V fragments come before the exchange in the PTX (its
     // first barrier takes a V fragment as an order token); ptxas issues them right after the
@@ -809,14 +811,18 @@ private:
         // logits, the tile maxima) then take the warp os as a coordinate.
         const bool share = tc_share_s;
         const int NSTEP = D / 16, SP = share ? NSTEP / OS : 0;
+        // Shared S: QB q tiles per block, the q tile's place in it qt % QB (the schedule's
+        // thread_id_z), its exchange part EX floats.
+        const int QB = share ? tc_warps / OS : 1, EX = OS * KN * 4 * 32;
         if (share) {
             if (OS < 2 || OS % 2 != 0) throw std::invalid_argument("extend_attention tc_share_s: tc_o_split even, >= 2");
-            if (tc_warps != OS) throw std::invalid_argument("extend_attention tc_share_s: tc_warps == tc_o_split (one q tile per block)");
             if (NSTEP % OS != 0) throw std::invalid_argument("extend_attention tc_share_s: tc_o_split must divide Lq / 16");
             if (padded) throw std::invalid_argument("extend_attention tc_share_s: exact head dims only");
-            if (OS * KN * 4 * 32 > mma::kShareExchangeFloats) {
-                throw std::invalid_argument("extend_attention tc_share_s: the exchange (generators/common/mma_helpers.cu) is too small");
+            if (QB * EX > mma::kShareExchangeFloats) {
+                throw std::invalid_argument("extend_attention tc_share_s: the exchange (generators/common/mma_helpers.cu) is too small"
+                                            " for tc_warps / tc_o_split q tiles per block");
             }
+            if (QB > 15) throw std::invalid_argument("extend_attention tc_share_s: at most 15 q tiles per block (named barriers 1..15)");
         }
         auto at_tile = [&](std::vector<Expr> args, const Expr &tile) {
             if (share) args.push_back(os);
@@ -892,19 +898,28 @@ private:
                 // so it comes after this warp's mma), the puts, `token` (every part is in),
                 // the gets. Parity-alternating buffers with one barrier would race when a
                 // tile between two same-parity tiles is skipped (or at the stage change).
-                auto slot_of = [&](const Expr &o, int n, int e) { return (((o * KN + n) * 4 + e) * 32) + lane; };
+                // Several q tiles per block: the q tile's own part of the exchange and its
+                // own named barrier (1 + its place; 0 is the block's).
+                Expr q_place = QB > 1 ? Expr(qt % QB) : Expr(0);
+                auto slot_of = [&](const Expr &o, int n, int e) {
+                    Expr in_part = (((o * KN + n) * 4 + e) * 32) + lane;
+                    return QB > 1 ? q_place * EX + in_part : in_part;
+                };
+                auto barrier = [&](const Expr &token) {
+                    return QB > 1 ? mma::share_barrier_group(token, q_place + 1, OS * 32) : mma::share_barrier(token);
+                };
                 Expr part_done = reinterpret(Int(32), tc.s_part[st](at_tile({0, lane}, kt))[0]);
                 if (tc_share_v_first) {
                     part_done = mma::order_after(part_done, reinterpret(Int(32), tc.v[st](0, lane, 0, 0, 0, os, kt, h, b)));
                 }
-                Expr ready = mma::share_barrier(part_done);
+                Expr ready = barrier(part_done);
                 Expr puts = 0;
                 for (int n = 0; n < KN; n++) {
                     for (int e = 0; e < 4; e++) {
                         puts = puts + mma::share_put(tc.s_part[st](at_tile({n, lane}, kt))[e], slot_of(os, n, e), ready);
                     }
                 }
-                tc.share_token[st](at_tile({lane}, kt)) = mma::share_barrier(puts);
+                tc.share_token[st](at_tile({lane}, kt)) = barrier(puts);
                 Expr token = tc.share_token[st](at_tile({lane}, kt));
                 std::vector<Expr> full;
                 for (int e = 0; e < 4; e++) {

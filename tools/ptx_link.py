@@ -337,12 +337,18 @@ def lint(ptx, where):
                           f"'{text.split(chr(10))[line - 1].strip()}'); mma/movmatrix/shfl must not be under "
                           "lane-dependent control flow")
         # A block barrier (the shared-S exchange) must be reached by every thread of the
-        # block: no branch on any thread index before the last one.
-        last_barrier = max((n for n, _, opcode, _ in instructions(text) if BARRIER.match(opcode)), default=0)
-        for line, guard in lane_dependent_branches(text, THREAD_SOURCES):
+        # block: no branch on any thread index before the last one. When every barrier is a
+        # q tile's (bar.sync id, count: several q tiles per block, %tid.z the q tile), the
+        # threads of one %tid.z must reach it: branches on %tid.z are allowed.
+        barriers = [(n, operands) for n, _, opcode, operands in instructions(text) if BARRIER.match(opcode)]
+        last_barrier = max((n for n, _ in barriers), default=0)
+        grouped = bool(barriers) and all(len(operands) == 2 for _, operands in barriers)
+        sources = tuple(s for s in THREAD_SOURCES if s != "%tid.z") if grouped else THREAD_SOURCES
+        for line, guard in lane_dependent_branches(text, sources):
             if line < last_barrier:
                 errors.append(f"{function}: branch on thread-dependent predicate {guard} (line {line}) before the "
-                              f"block barrier at line {last_barrier}: every thread of the block must reach it")
+                              f"{'q tile' if grouped else 'block'} barrier at line {last_barrier}: every thread of "
+                              f"the {'q tile' if grouped else 'block'} must reach it")
     if errors:
         raise LinkError(f"{where}: " + "; ".join(errors))
     return census

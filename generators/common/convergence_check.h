@@ -9,7 +9,10 @@
 //
 // The shared-S exchange's block barrier (lb_share_barrier) is stricter: every thread of the
 // block must reach it, so it may not sit under any condition or loop bound that depends on
-// any thread index (x, y or z), nor on a value a thread computed.
+// any thread index (x, y or z), nor on a value a thread computed. Its group form
+// (lb_share_barrier_group, a named barrier per q tile when a block holds several, thread_id_z
+// the q tile) binds the threads of one thread_id_z index: it may sit under conditions on
+// thread_id_z (the q tile's key-tile bounds) but on no other thread index or computed value.
 //
 // Lane-dependent: the `.thread_id_x` loop variable (the 32 lanes: the kernels run
 // thread_id_x over exactly 32, so thread_id_y/z index whole warps and are uniform), lets
@@ -54,6 +57,7 @@ private:
     std::string kernel_;
 
     static bool is_block_barrier(const std::string &name) { return name == "lb_share_barrier"; }
+    static bool is_group_barrier(const std::string &name) { return name == "lb_share_barrier_group"; }
 
     static bool is_collective(const std::string &name) {
         for (const char *prefix : {"lb_mma", "lb_movmatrix", "llvm.nvvm.shfl"}) {
@@ -64,15 +68,17 @@ private:
 
     struct Finder : public Halide::Internal::IRVisitor {
         using IRVisitor::visit;
-        std::set<std::string> lane_dependent, thread_dependent, kernel_allocations;
+        std::set<std::string> lane_dependent, thread_dependent, group_dependent, kernel_allocations;
         std::vector<std::string> guards;         // lane-dependent conditions around the current point
         std::vector<std::string> thread_guards;  // thread-dependent ones (a superset)
+        std::vector<std::string> group_guards;   // dependent on a thread index other than z (between the two)
         std::vector<std::string> errors;
         int collective_calls = 0;
         int in_kernel = 0;
 
         bool depends_on_lane(const Halide::Expr &e) { return depends_on(e, lane_dependent); }
         bool depends_on_thread(const Halide::Expr &e) { return depends_on(e, thread_dependent); }
+        bool depends_on_group(const Halide::Expr &e) { return depends_on(e, group_dependent); }
         bool depends_on(const Halide::Expr &e, const std::set<std::string> &vars) {
             struct Uses : public Halide::Internal::IRVisitor {
                 using IRVisitor::visit;
@@ -110,44 +116,53 @@ private:
             op->extent.accept(this);
             const bool divergent = in_kernel && (depends_on_lane(op->min) || depends_on_lane(op->extent));
             const bool thread_divergent = in_kernel && (depends_on_thread(op->min) || depends_on_thread(op->extent));
+            const bool group_divergent = in_kernel && (depends_on_group(op->min) || depends_on_group(op->extent));
             if (lanes || divergent) lane_dependent.insert(op->name);
             if (thread || thread_divergent) thread_dependent.insert(op->name);
+            if ((thread && !ends_with(op->name, ".thread_id_z")) || group_divergent) group_dependent.insert(op->name);
             std::ostringstream o;
             o << "loop " << op->name << " (" << op->min << ", " << op->extent << ")";
             if (divergent) guards.push_back(o.str());
             if (thread_divergent) thread_guards.push_back(o.str());
+            if (group_divergent) group_guards.push_back(o.str());
             const int entered = (block || thread) ? 1 : 0;
             in_kernel += entered;
             op->body.accept(this);
             in_kernel -= entered;
             if (divergent) guards.pop_back();
             if (thread_divergent) thread_guards.pop_back();
+            if (group_divergent) group_guards.pop_back();
         }
         void visit(const Halide::Internal::IfThenElse *op) override {
             op->condition.accept(this);
             const bool divergent = in_kernel && depends_on_lane(op->condition);
             const bool thread_divergent = in_kernel && depends_on_thread(op->condition);
+            const bool group_divergent = in_kernel && depends_on_group(op->condition);
             std::ostringstream o;
             o << "if (" << op->condition << ")";
             std::string text = o.str();
             if (text.size() > 200) text = text.substr(0, 200) + "...";
             if (divergent) guards.push_back(text);
             if (thread_divergent) thread_guards.push_back(text);
+            if (group_divergent) group_guards.push_back(text);
             op->then_case.accept(this);
             if (op->else_case.defined()) op->else_case.accept(this);
             if (divergent) guards.pop_back();
             if (thread_divergent) thread_guards.pop_back();
+            if (group_divergent) group_guards.pop_back();
         }
         void visit(const Halide::Internal::LetStmt *op) override {
             op->value.accept(this);
             if (in_kernel && depends_on_lane(op->value)) lane_dependent.insert(op->name);
             if (in_kernel && depends_on_thread(op->value)) thread_dependent.insert(op->name);
+            if (in_kernel && depends_on_group(op->value)) group_dependent.insert(op->name);
             op->body.accept(this);
         }
         void visit(const Halide::Internal::Let *op) override {
             op->value.accept(this);
             if (in_kernel && depends_on_lane(op->value)) lane_dependent.insert(op->name);
             if (in_kernel && depends_on_thread(op->value)) thread_dependent.insert(op->name);
+            if (in_kernel && depends_on_group(op->value)) group_dependent.insert(op->name);
             op->body.accept(this);
         }
         void visit(const Halide::Internal::Allocate *op) override {
@@ -161,6 +176,9 @@ private:
             }
             if (in_kernel && is_block_barrier(op->name) && !thread_guards.empty() && errors.size() < 6) {
                 errors.push_back(op->name + " (a block barrier) under " + thread_guards.back());
+            }
+            if (in_kernel && is_group_barrier(op->name) && !group_guards.empty() && errors.size() < 6) {
+                errors.push_back(op->name + " (a q tile's barrier) under " + group_guards.back());
             }
             IRVisitor::visit(op);
         }

@@ -81,6 +81,12 @@ inline Halide::Expr order_after(const Halide::Expr &first, const Halide::Expr &a
     return pure_call(Halide::Int(32), "lb_order_after", {first, after});
 }
 
+// The barrier of one q tile's warps when a block holds several: named barrier `id` (>= 1)
+// of `count` threads; returns `token`.
+inline Halide::Expr share_barrier_group(const Halide::Expr &token, const Halide::Expr &id, int count) {
+    return pure_call(Halide::Int(32), "lb_share_barrier_group", {token, id, Halide::Expr(count)});
+}
+
 // Exchange element `index`, read after the barrier whose result is `token`.
 inline Halide::Expr share_get(const Halide::Expr &index, const Halide::Expr &token) {
     return pure_call(Halide::Float(32), "lb_share_get", {index, token});

@@ -115,6 +115,15 @@ __device__ int lb_share_barrier(int token) {
     return token;
 }
 
+// The same for the threads of one q tile when a block holds several: named barrier `id`
+// (1 + the q tile's place in the block; 0 is __syncthreads') of `count` threads (its warps
+// x 32), so that q tiles whose key loops run different trip counts never wait for each other.
+// Returns `token`. (volatile: the asm has no output; "memory": no shared access moves over it.)
+__device__ int lb_share_barrier_group(int token, int id, int count) {
+    asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(count) : "memory");
+    return token;
+}
+
 // Exchange element `index`; `token` (lb_share_barrier's result) only orders the call.
 __device__ float lb_share_get(int index, int token) {
     (void)token;

@@ -48,9 +48,12 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
     const int X = s.o_split > 1 ? 1 : 0;
     RVar lane = ro[4], qto("qto"), qti("qti");
     auto scatter = [&](Stage st) {
-        if (s.share_s) {
-            //  Shared S: a block is exactly one q tile (its o_split warps), so that no
-            //  condition on a thread index sits around the barrier (no q-tile split).
+        if (s.share_s && k.warps == s.o_split) {
+            //  Shared S, one q tile per block (its o_split warps): no condition on a thread
+            //  index sits around the block barrier (no q-tile split). With several q tiles
+            //  (warps a multiple of o_split, below) thread_id_z is the q tile, each meets its
+            //  warps at a named barrier, and only the q tile's conditions (thread_id_z) sit
+            //  around it (ConvergenceCheck's group barrier).
             st.allow_race_conditions().gpu_blocks(ro[6], ro[7], ro[8]).gpu_threads(lane, ro[5]);
         } else {
             st.split(ro[5 + X], qto, qti, k.warps / s.o_split, TailStrategy::GuardWithIf)

@@ -71,7 +71,8 @@ class Inliner(unittest.TestCase):
     def test_helpers(self):
         self.assertEqual(sorted(self.helpers), ["lb_log2_approx", "lb_mma_bf16_elem", "lb_mma_f16_elem",
                                                 "lb_movmatrix_trans", "lb_order_after", "lb_pack_bf16x2", "lb_pack_f16x2",
-                                                "lb_share_barrier", "lb_share_get", "lb_share_put"])
+                                                "lb_share_barrier", "lb_share_barrier_group", "lb_share_get",
+                                                "lb_share_put"])
         with self.assertRaisesRegex(ptx_link.LinkError, "control flow"):
             ptx_link.parse_helpers(".visible .func  (.param .b32 func_retval0) h(\n\t.param .b32 h_param_0\n)\n{\n"
                                    "\tld.param.u32 %r1, [h_param_0];\n$L1:\n\tbra $L1;\n\tret;\n\n}\n")
@@ -140,6 +141,19 @@ class Lint(unittest.TestCase):
         with self.assertRaisesRegex(ptx_link.LinkError, "before the block barrier"):
             ptx_link.lint(kernel(branch + "\tbar.sync 0;\n"), "test")
         self.assertEqual(ptx_link.lint(kernel("\tbar.sync 0;\n" + branch), "test")["bar"], 1)
+
+    def test_q_tile_barrier_allows_branches_on_the_q_tile(self):
+        # Several q tiles per block: every barrier is a q tile's (bar.sync id, count), which
+        # the threads of one %tid.z must reach; a branch on %tid.z before it passes, one on
+        # %tid.y (a warp of the q tile) does not, nor does %tid.z before a whole-block barrier.
+        def branch(tid):
+            return f"\tmov.u32 %r10, %tid.{tid};\n\tsetp.lt.s32 %p1, %r10, 2;\n\t@%p1 bra $L1;\n$L1:\n"
+        group = "\tmov.u32 %r20, 1;\n\tmov.u32 %r21, 128;\n\tbar.sync %r20, %r21;\n"
+        self.assertEqual(ptx_link.lint(kernel(branch("z") + group), "test")["bar"], 1)
+        with self.assertRaisesRegex(ptx_link.LinkError, "before the q tile barrier"):
+            ptx_link.lint(kernel(branch("y") + group), "test")
+        with self.assertRaisesRegex(ptx_link.LinkError, "before the block barrier"):
+            ptx_link.lint(kernel(branch("z") + group + "\tbar.sync 0;\n"), "test")
 
     def test_taint_through_loads_and_guards(self):
         # A value loaded from a lane-dependent address, and one written under a
