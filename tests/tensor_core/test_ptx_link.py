@@ -142,6 +142,19 @@ class Lint(unittest.TestCase):
             ptx_link.lint(kernel(branch + "\tbar.sync 0;\n"), "test")
         self.assertEqual(ptx_link.lint(kernel("\tbar.sync 0;\n" + branch), "test")["bar"], 1)
 
+    def test_exchange_size_agrees(self):
+        # The exchange's size is written twice: the array in mma_helpers.cu (and its PTX) and
+        # kShareExchangeFloats in mma.h, against which the generator checks its indices.
+        import re
+        common = os.path.join(ROOT, "generators", "common")
+        header = re.search(r"kShareExchangeFloats = (\d+);", read(os.path.join(common, "mma.h")))
+        array = re.search(r"lb_s_exchange\[(\d+)\];", read(os.path.join(common, "mma_helpers.cu")))
+        self.assertIsNotNone(header)
+        self.assertIsNotNone(array)
+        self.assertEqual(header.group(1), array.group(1))
+        helpers = ptx_link.parse_helpers(read(HELPERS_PTX))
+        self.assertEqual(helpers["lb_share_put"].shared, [f".shared .align 4 .b8 lb_s_exchange[{4 * int(array.group(1))}];"])
+
     def test_q_tile_barrier_allows_branches_on_the_q_tile(self):
         # Several q tiles per block: every barrier is a q tile's (bar.sync id, count), which
         # the threads of one %tid.z must reach; a branch on %tid.z before it passes, one on
