@@ -815,7 +815,7 @@ private:
         // thread_id_z), its exchange part EX floats.
         const int QB = share ? tc_warps / OS : 1, EX = OS * KN * 4 * 32;
         if (share) {
-            if (OS < 2) throw std::invalid_argument("extend_attention tc_share_s: tc_o_split >= 2");
+            if (OS < 2 || OS % 2 != 0) throw std::invalid_argument("extend_attention tc_share_s: tc_o_split even, >= 2");
             if (NSTEP % OS != 0) throw std::invalid_argument("extend_attention tc_share_s: tc_o_split must divide Lq / 16");
             if (padded) throw std::invalid_argument("extend_attention tc_share_s: exact head dims only");
             if (QB * EX > mma::kShareExchangeFloats) {
@@ -831,13 +831,13 @@ private:
             return args;
         };
         // The pair of mma step `c` (the warp's c-th step in the shared-S form) a lane loads
-        // for its row or key: pairs 8s + 2t + w, w < 2, of step s = OS c + os (k permuted
-        // inside the step, the same for Q and K), so that the quad's four 8-byte loads are one
-        // whole 32-byte sector. (Pairs 16 (s / 2) + 4t + 2 (s % 2) + w, the unshared form's
-        // chunk order, put each quad's loads in two sectors, half of each used: 2.0 sectors
-        // per request against 1.0 ideal, with the L1 85 % busy; Nsight Compute, K7 576/512
-        // causal 8192, H200, 2026-12-05.)
-        Expr share_pair = 8 * (OS * c + os) + 2 * t_of_lane + w;
+        // for its row or key: pairs 16 (s / 2) + 4t + 2 (s % 2) + w, w < 2, of step
+        // s = OS c + os (OS even: s / 2 = (OS / 2) c + os / 2, s % 2 = os % 2). A quad's four
+        // 8-byte loads then cover two 32-byte sectors, half of each (Nsight Compute: 2.0
+        // sectors per request, 1.0 ideal, L1 85-92 % busy). Giving the quad the step's pairs
+        // contiguously (8s + 2t + w, one sector) was measured and lost: K7 576/512 5-6 % slower
+        // with V first (H100, 2026-12-05, autotune/records/k7-mla-share-sector-h200.jsonl).
+        Expr share_pair = 8 * OS * c + 16 * (os / 2) + 2 * (os % 2) + 4 * t_of_lane + w;
 
         // Q fragments: pairs 16c + 4t + w (group 4c + t) of the lane's row rr (k permuted
         // inside each 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K
