@@ -211,6 +211,7 @@ NO_DESTINATION = ("st.", "st ", "red.", "bar.", "bar ", "barrier", "bra", "ret",
                   "fence", "prefetch", "cp.", "trap", "brkpt", "nanosleep", "wmma.store", "stmatrix")
 LANE_SOURCES = ("%tid.x", "%laneid")
 THREAD_SOURCES = LANE_SOURCES + ("%tid.y", "%tid.z")
+Q_TILE_SOURCES = LANE_SOURCES + ("%tid.y",)  # all but %tid.z: the q tile's barrier (bar.sync id, count)
 BARRIER = re.compile(r"^(?:bar|barrier)(?:\.|$)")  # bar.sync, barrier.sync.aligned, ...
 
 
@@ -343,8 +344,7 @@ def lint(ptx, where):
         barriers = [(n, operands) for n, _, opcode, operands in instructions(text) if BARRIER.match(opcode)]
         last_barrier = max((n for n, _ in barriers), default=0)
         grouped = bool(barriers) and all(len(operands) == 2 for _, operands in barriers)
-        sources = tuple(s for s in THREAD_SOURCES if s != "%tid.z") if grouped else THREAD_SOURCES
-        for line, guard in lane_dependent_branches(text, sources):
+        for line, guard in lane_dependent_branches(text, Q_TILE_SOURCES if grouped else THREAD_SOURCES):
             if line < last_barrier:
                 errors.append(f"{function}: branch on thread-dependent predicate {guard} (line {line}) before the "
                               f"{'q tile' if grouped else 'block'} barrier at line {last_barrier}: every thread of "

@@ -15,6 +15,7 @@ fails: update tools/ptx_link.py, then regenerate both files (the fixture from th
 build's object, with `--regenerate-golden` for the expected output).
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -97,6 +98,17 @@ class Inliner(unittest.TestCase):
         golden, _ = ptx_link.inline_helpers(read(FIXTURE), self.helpers)
         self.assertNotIn("lb_s_exchange", golden)
 
+    def test_exchange_size_agrees(self):
+        # The exchange's size is written twice: the array in mma_helpers.cu (and its PTX) and
+        # kShareExchangeFloats in mma.h, against which the generator checks its indices.
+        common = os.path.join(ROOT, "generators", "common")
+        header = re.search(r"kShareExchangeFloats = (\d+);", read(os.path.join(common, "mma.h")))
+        array = re.search(r"lb_s_exchange\[(\d+)\];", read(os.path.join(common, "mma_helpers.cu")))
+        self.assertIsNotNone(header)
+        self.assertIsNotNone(array)
+        self.assertEqual(header.group(1), array.group(1))
+        self.assertEqual(self.helpers["lb_share_put"].shared, [f".shared .align 4 .b8 lb_s_exchange[{4 * int(array.group(1))}];"])
+
 
 class Lint(unittest.TestCase):
     def test_lane_dependent_branch_fails(self):
@@ -141,19 +153,6 @@ class Lint(unittest.TestCase):
         with self.assertRaisesRegex(ptx_link.LinkError, "before the block barrier"):
             ptx_link.lint(kernel(branch + "\tbar.sync 0;\n"), "test")
         self.assertEqual(ptx_link.lint(kernel("\tbar.sync 0;\n" + branch), "test")["bar"], 1)
-
-    def test_exchange_size_agrees(self):
-        # The exchange's size is written twice: the array in mma_helpers.cu (and its PTX) and
-        # kShareExchangeFloats in mma.h, against which the generator checks its indices.
-        import re
-        common = os.path.join(ROOT, "generators", "common")
-        header = re.search(r"kShareExchangeFloats = (\d+);", read(os.path.join(common, "mma.h")))
-        array = re.search(r"lb_s_exchange\[(\d+)\];", read(os.path.join(common, "mma_helpers.cu")))
-        self.assertIsNotNone(header)
-        self.assertIsNotNone(array)
-        self.assertEqual(header.group(1), array.group(1))
-        helpers = ptx_link.parse_helpers(read(HELPERS_PTX))
-        self.assertEqual(helpers["lb_share_put"].shared, [f".shared .align 4 .b8 lb_s_exchange[{4 * int(array.group(1))}];"])
 
     def test_q_tile_barrier_allows_branches_on_the_q_tile(self):
         # Several q tiles per block: every barrier is a q tile's (bar.sync id, count), which
