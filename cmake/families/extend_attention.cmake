@@ -142,10 +142,13 @@ set(_lb_k8_tc_table "")
 #   shares S between the warps through shared memory instead (each warp a quarter of the
 #   reduction, all of the mma useful): LIVEBOUND_TC_SHARE_S picks it for every 576/512
 #   variant (autotune/experiments/k7-mla-share-h200.json: 37 % less time for K7 on an H100;
-#   ptxas 0 spill bytes with Q re-read per key tile).
+#   ptxas 0 spill bytes with Q re-read per key tile). With S shared, tc_share_v_first
+#   orders the key tile's V loads before the exchange, so they overlap the exchange and
+#   the softmax instead of following them (autotune/records/k7-mla-share-bn-h200.jsonl:
+#   10-11 % less K7 time on an H100).
 # _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
-# generator gets them as block_n, tc_o_split and tc_share_s, ptx_link the spill allowance
-# and the mma count.
+# generator gets them as block_n, tc_o_split and tc_share_s (and tc_share_v_first), ptx_link
+# the spill allowance and the mma count.
 option(LIVEBOUND_TC_SHARE_S "576/512 tensor-core variants: S shared between the warps of a q tile (tc_share_s)" ON)
 function(_lb_tc_tiles dqk dv block_n_out o_split_out spill_out share_out)
     set(${share_out} false PARENT_SCOPE)
@@ -221,7 +224,7 @@ function(livebound_k7_tc form dt d lse)
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true dtype=${halide_type} fp8_kv_cache=${fp8} head_dim_qk=${dqk} head_dim_v=${dv}
                                 bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn} tc_o_split=${os}
-                                tc_share_s=${share} tc_padded_head_dim=${padded_param})
+                                tc_share_s=${share} tc_share_v_first=${share} tc_padded_head_dim=${padded_param})
     set(_lb_k7_tc_table
         "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${with_lse}, ${name})\n"
         PARENT_SCOPE)
@@ -244,7 +247,8 @@ function(livebound_k8_tc form dt d)
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} fp8_kv_cache=${fp8}
                                 head_dim_qk=${dqk} head_dim_v=${dv} bounded=${bounded} block_m=16 block_n=${bn}
-                                tc_o_split=${os} tc_share_s=${share} tc_padded_head_dim=${padded_param})
+                                tc_o_split=${os} tc_share_s=${share} tc_share_v_first=${share}
+                                tc_padded_head_dim=${padded_param})
     set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${name})\n"
         PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
