@@ -132,6 +132,10 @@ public:
     // second barrier (SASS, 576/512), so their latency overlaps the gets and the softmax;
     // false = after the softmax, where PV waits for them.
     GeneratorParam<bool> tc_share_v_first{"tc_share_v_first", false};
+    // With S shared: true = the exchange moves a lane's two neighbouring S elements per
+    // shared access (8 bytes: lb_share_put2 / lb_share_get2), half the shared instructions
+    // of false (4 bytes each). The sums, and so the bits, are the same.
+    GeneratorParam<bool> tc_share_wide{"tc_share_wide", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -825,6 +829,7 @@ private:
             if (QB > 15) throw std::invalid_argument("extend_attention tc_share_s: at most 15 q tiles per block (named barriers 1..15)");
         }
         if (tc_share_v_first && !share) throw std::invalid_argument("extend_attention tc_share_v_first: needs tc_share_s (it orders the exchange)");
+        if (tc_share_wide && !share) throw std::invalid_argument("extend_attention tc_share_wide: needs tc_share_s (it is the exchange's layout)");
         auto at_tile = [&](std::vector<Expr> args, const Expr &tile) {
             if (share) args.push_back(os);
             for (const Expr &e : {Expr(qt), Expr(h), Expr(b), tile}) args.push_back(e);
@@ -906,8 +911,12 @@ private:
                 // Several q tiles per block: the q tile's own part of the exchange and its
                 // own named barrier (1 + its place; 0 is the block's).
                 Expr q_place = QB > 1 ? Expr(qt % QB) : Expr(0);
+                // tc_share_wide: a lane's C elements e = 2p, 2p + 1 side by side (one 8-byte
+                // access per pair p), lanes still consecutive: ((o KN + n) 2 + p) 32 + lane
+                // pairs. Either way n-tile n starts at element 4 * 32 * n of part o.
                 auto slot_of = [&](const Expr &o, int n, int e) {
-                    Expr in_part = (((o * KN + n) * 4 + e) * 32) + lane;
+                    Expr in_part = tc_share_wide ? ((((o * KN + n) * 2 + e / 2) * 32 + lane) * 2 + e % 2)
+                                                 : (((o * KN + n) * 4 + e) * 32) + lane;
                     return QB > 1 ? q_place * EX + in_part : in_part;
                 };
                 auto barrier = [&](const Expr &token) {
@@ -920,16 +929,23 @@ private:
                 Expr ready = barrier(part_done);
                 Expr puts = 0;
                 for (int n = 0; n < KN; n++) {
-                    for (int e = 0; e < 4; e++) {
-                        puts = puts + mma::share_put(tc.s_part[st](at_tile({n, lane}, kt))[e], slot_of(os, n, e), ready);
+                    Tuple part = tc.s_part[st](at_tile({n, lane}, kt));
+                    for (int e = 0; e < 4; e += tc_share_wide ? 2 : 1) {
+                        puts = puts + (tc_share_wide ? mma::share_put2(part[e], part[e + 1], slot_of(os, n, e), ready)
+                                                     : mma::share_put(part[e], slot_of(os, n, e), ready));
                     }
                 }
                 tc.share_token[st](at_tile({lane}, kt)) = barrier(puts);
                 Expr token = tc.share_token[st](at_tile({lane}, kt));
+                // Part o of element e of n-tile nt; the sum over the parts in one order.
+                auto part_of = [&](int o, int e) -> Expr {
+                    if (!tc_share_wide) return mma::share_get(slot_of(o, 0, e) + 4 * 32 * nt, token);
+                    return mma::share_get2(slot_of(o, 0, e - e % 2) + 4 * 32 * nt, token)[e % 2];
+                };
                 std::vector<Expr> full;
                 for (int e = 0; e < 4; e++) {
-                    Expr sum = mma::share_get(slot_of(0, 0, e) + 4 * 32 * nt, token);
-                    for (int o = 1; o < OS; o++) sum = sum + mma::share_get(slot_of(o, 0, e) + 4 * 32 * nt, token);
+                    Expr sum = part_of(0, e);
+                    for (int o = 1; o < OS; o++) sum = sum + part_of(o, e);
                     full.push_back(sum);
                 }
                 tc.s[st](s_at) = Tuple(full);

@@ -68,7 +68,7 @@ SEQ_LOAD = re.compile(r"^ld\.param\.(\w+) (%[\w$]+), \[retval0(?:\+0)?\];$")
 # A module-scope shared array of the helper PTX (the shared-S exchange, lb_s_exchange).
 SHARED_DECL = re.compile(r"^\.(?:visible \.)?shared (\.align \d+ \.\w+ (\w+)\[\d+\]);$", re.M)
 HELPER_FUNC = re.compile(
-    r"\.visible \.func\s+\(\.param \.b32 func_retval0\) (\w+)\((.*?)\)\s*\{(.*?)\n\}", re.S)
+    r"\.visible \.func\s+\(\.param \.b(?:32|64) func_retval0\) (\w+)\((.*?)\)\s*\{(.*?)\n\}", re.S)
 REGISTER = re.compile(r"%([A-Za-z_$][\w$]*)")
 REGISTER_DECL = re.compile(r"%([A-Za-z_$][\w$]*)<(\d+)>")
 

@@ -92,6 +92,19 @@ inline Halide::Expr share_get(const Halide::Expr &index, const Halide::Expr &tok
     return pure_call(Halide::Float(32), "lb_share_get", {index, token});
 }
 
+// The wide exchange (generator tc_share_wide): elements index and index + 1 (index even)
+// in one 8-byte access.
+inline Halide::Expr share_put2(const Halide::Expr &a, const Halide::Expr &b, const Halide::Expr &index,
+                               const Halide::Expr &after) {
+    return pure_call(Halide::Int(32), "lb_share_put2", {a, b, index, after});
+}
+// {element index, element index + 1}, read after the barrier whose result is `token`.
+inline std::vector<Halide::Expr> share_get2(const Halide::Expr &index, const Halide::Expr &token) {
+    Halide::Expr pair = pure_call(Halide::UInt(64), "lb_share_get2", {index, token});
+    return {Halide::reinterpret(Halide::Float(32), Halide::cast(Halide::UInt(32), pair)),
+            Halide::reinterpret(Halide::Float(32), Halide::cast(Halide::UInt(32), pair >> 32))};
+}
+
 // Halide 21's SplitTuples does not look inside a call's arguments for reads of the Tuple
 // being updated, so an update could store component 0 before an mma of component 1 reads
 // its old value. Component i's new value gets a never-true test on the old component

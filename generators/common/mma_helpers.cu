@@ -130,6 +130,24 @@ __device__ float lb_share_get(int index, int token) {
     return lb_s_exchange[index];
 }
 
+// The wide exchange (generator tc_share_wide): two neighbouring elements per access, one
+// 8-byte shared store or load instead of two 4-byte ones. `index` is even (8-byte aligned);
+// a warp's 32 accesses cover 256 consecutive bytes, two conflict-free wavefronts.
+// Stores a and b at exchange elements index and index + 1; returns 0 as lb_share_put.
+__device__ int lb_share_put2(float a, float b, int index, int after) {
+    (void)after;
+    *reinterpret_cast<float2 *>(&lb_s_exchange[index]) = make_float2(a, b);
+    return 0;
+}
+
+// Exchange elements index (low 32 bits) and index + 1 (high 32 bits), as one 64-bit value
+// (a helper returns one register).
+__device__ unsigned long long lb_share_get2(int index, int token) {
+    (void)token;
+    float2 pair = *reinterpret_cast<const float2 *>(&lb_s_exchange[index]);
+    return (static_cast<unsigned long long>(__float_as_uint(pair.y)) << 32) | __float_as_uint(pair.x);
+}
+
 // Returns `first`; `after` only orders the call after the code that computes it.
 __device__ int lb_order_after(int first, int after) {
     (void)after;
