@@ -73,7 +73,7 @@ class Inliner(unittest.TestCase):
         self.assertEqual(sorted(self.helpers), ["lb_log2_approx", "lb_mma_bf16_elem", "lb_mma_f16_elem",
                                                 "lb_movmatrix_trans", "lb_order_after", "lb_pack_bf16x2", "lb_pack_f16x2",
                                                 "lb_share_barrier", "lb_share_barrier_group", "lb_share_get",
-                                                "lb_share_put"])
+                                                "lb_share_get2", "lb_share_put", "lb_share_put2"])
         with self.assertRaisesRegex(ptx_link.LinkError, "control flow"):
             ptx_link.parse_helpers(".visible .func  (.param .b32 func_retval0) h(\n\t.param .b32 h_param_0\n)\n{\n"
                                    "\tld.param.u32 %r1, [h_param_0];\n$L1:\n\tbra $L1;\n\tret;\n\n}\n")
@@ -81,7 +81,7 @@ class Inliner(unittest.TestCase):
     def test_shared_array_travels_with_its_helpers(self):
         # The exchange helpers name lb_s_exchange: a module that inlines one declares it once
         # (module-local), a module that inlines none (the golden fixture) is unchanged.
-        self.assertEqual(self.helpers["lb_share_put"].shared, [".shared .align 4 .b8 lb_s_exchange[16384];"])
+        self.assertEqual(self.helpers["lb_share_put"].shared, [".shared .align 16 .b8 lb_s_exchange[16384];"])
         self.assertEqual(self.helpers["lb_share_barrier"].shared, [])
         calls = ""
         for k, (name, args) in enumerate([("lb_share_put", ["%f1", "%r1", "%r5"]), ("lb_share_barrier", ["%r2"]),
@@ -93,10 +93,23 @@ class Inliner(unittest.TestCase):
         inlined, counts = ptx_link.inline_helpers(kernel(calls), self.helpers)
         self.assertEqual(counts, {"lb_share_put": 1, "lb_share_barrier": 1, "lb_share_get": 2})
         self.assertEqual(inlined.count("lb_s_exchange[16384]"), 1)
-        self.assertIn(".address_size 64\n\n.shared .align 4 .b8 lb_s_exchange[16384];\n", inlined)
+        self.assertIn(".address_size 64\n\n.shared .align 16 .b8 lb_s_exchange[16384];\n", inlined)
         self.assertEqual(ptx_link.lint(inlined, "test")["bar"], 1)
         golden, _ = ptx_link.inline_helpers(read(FIXTURE), self.helpers)
         self.assertNotIn("lb_s_exchange", golden)
+
+    def test_helper_returning_64_bits(self):
+        # lb_share_get2 returns two floats in one .b64 register: the call's 64-bit result
+        # register takes the helper's, and its 8-byte shared load stays one instruction.
+        calls = ("\t{ // callseq 0, 0\n\t.param .b32 param0;\n\tst.param.b32 [param0], %r1;\n"
+                 "\t.param .b32 param1;\n\tst.param.b32 [param1], %r2;\n\t.param .b64 retval0;\n"
+                 "\tcall.uni (retval0), lb_share_get2, (param0, param1);\n"
+                 "\tld.param.b64 %rd7, [retval0];\n\t} // callseq 0\n")
+        inlined, counts = ptx_link.inline_helpers(kernel("\t.reg .b64 %rd<8>;\n" + calls), self.helpers)
+        self.assertEqual(counts, {"lb_share_get2": 1})
+        self.assertEqual(len(re.findall(r"ld\.shared\.u64", inlined)), 1)
+        self.assertRegex(inlined, r"mov\.b64 \t%rd7, %lbi1_rd1;")
+        self.assertIn(".shared .align 16 .b8 lb_s_exchange[16384];", inlined)
 
     def test_exchange_size_agrees(self):
         # The exchange's size is written twice: the array in mma_helpers.cu (and its PTX) and
@@ -107,7 +120,7 @@ class Inliner(unittest.TestCase):
         self.assertIsNotNone(header)
         self.assertIsNotNone(array)
         self.assertEqual(header.group(1), array.group(1))
-        self.assertEqual(self.helpers["lb_share_put"].shared, [f".shared .align 4 .b8 lb_s_exchange[{4 * int(array.group(1))}];"])
+        self.assertEqual(self.helpers["lb_share_put"].shared, [f".shared .align 16 .b8 lb_s_exchange[{4 * int(array.group(1))}];"])
 
 
 class Lint(unittest.TestCase):
