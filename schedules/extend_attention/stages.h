@@ -97,7 +97,8 @@ struct TensorCoreKnobs {
     // With S shared and Q not in registers: the block's Q fragments staged once in shared
     // memory (Halide's GPUShared allocation, filled by the block's threads before the key
     // loops, one barrier) and re-read from there per key tile instead of from global
-    // memory through the L1 (half the 8-byte global loads of the key loop at 576/512).
+    // memory through the L1 (at 576/512 a quarter of the key loop's 8-byte global loads:
+    // 218 -> 164 LDG.E.64 in the SASS). Not yet measured on a GPU.
     bool q_shared = false;
     // The masked logits and tile maxima computed per key tile into registers (true) or
     // inlined into the state update (false), where its expressions repeat them per use.
