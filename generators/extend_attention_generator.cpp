@@ -136,9 +136,6 @@ public:
     // shared access (8 bytes: lb_share_put2 / lb_share_get2), half the shared instructions
     // of false (4 bytes each). The sums, and so the bits, are the same.
     GeneratorParam<bool> tc_share_wide{"tc_share_wide", false};
-    // With S shared and Q re-read per key tile: true = the block's Q fragments staged once in
-    // shared memory and re-read from there (schedule knob q_shared).
-    GeneratorParam<bool> tc_q_shared{"tc_q_shared", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -493,7 +490,6 @@ public:
                                        ? extend_attention::TensorCoreKnobs::q_in_registers_for(head_dim_qk, tc_share_s ? o_split() : 1)
                                        : tc_q_in_registers != 0;
             knobs.staged_logits = extend_attention::TensorCoreKnobs::staged_logits_for(head_dim_qk);
-            knobs.q_shared = tc_q_shared;
             extend_attention::schedule_cuda_tensor_core(tc, knobs);
             // The verifier: no warp-collective call under lane-dependent control flow.
             get_pipeline().add_custom_lowering_pass(new ConvergenceCheck("extend_attention tensor_core"));

@@ -67,6 +67,9 @@ SEQ_LOAD = re.compile(r"^ld\.param\.(\w+) (%[\w$]+), \[retval0(?:\+0)?\];$")
 
 # A module-scope shared array of the helper PTX (the shared-S exchange, lb_s_exchange).
 SHARED_DECL = re.compile(r"^\.(?:visible \.)?shared (\.align \d+ \.\w+ (\w+)\[\d+\]);$", re.M)
+# A shared-memory access in Halide's own code (its GPUShared allocations; the helpers' accesses are
+# inside the helper functions until inlined).
+HALIDE_SHARED_ACCESS = re.compile(r"^\s*(?:ld|st|atom|red)\.shared\b", re.M)
 HELPER_FUNC = re.compile(
     r"\.visible \.func\s+\(\.param \.b(?:32|64) func_retval0\) (\w+)\((.*?)\)\s*\{(.*?)\n\}", re.S)
 REGISTER = re.compile(r"%([A-Za-z_$][\w$]*)")
@@ -160,6 +163,18 @@ def parse_helpers(text):
 
 def inline_helpers(ptx, helpers):
     """Returns (inlined PTX, {helper: calls inlined})."""
+    # Halide 21 addresses its GPUShared allocations from shared address 0 (CodeGen_PTX_Dev
+    # takes address space 3's null pointer as their base), and a kernel's static shared arrays
+    # also start at 0: in a kernel with both, Halide's allocation and the helpers' array
+    # (lb_s_exchange) are the same bytes. Refused here, before it can run (the schedule knob
+    # tc_q_shared did this and wrote wrong outputs, H100, 2026-12-06).
+    own_arrays = {name for name, helper in helpers.items() if helper.shared}
+    for name, text in functions(ptx):
+        callees = {c for c in own_arrays if re.search(r"\bcall(?:\.uni)?\b[^;]*\b" + c + r"\b", text)}
+        if callees and HALIDE_SHARED_ACCESS.search(text):
+            raise LinkError(f"{name} accesses a Halide GPUShared allocation and calls {', '.join(sorted(callees))}, whose "
+                            "static shared array starts at the same shared address 0: schedule no Func store_in(GPUShared) "
+                            "in a kernel that uses the shared-S exchange")
     counts = {}
 
     def replace(match):

@@ -157,21 +157,6 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
     // 8. The list keys' cache slots once per key tile (one per n-tile and lane).
     s.slot.compute_at(s.state, s.rk[0].x).store_in(MemoryType::Register).unroll(s.nt);
     pin_to_lane(s.slot, {s.lane, s.b, s.kt});
-    if (k.q_shared) {
-        //    Q staged per block (one q tile): each thread stores its own fragments (the
-        //    threads' lane and warp), so the staging needs no cross-thread layout; the
-        //    key loops' reads are shared loads.
-        if (!s.share_s || k.warps != s.o_split || k.q_in_registers) {
-            throw std::invalid_argument("extend_attention tc_q_shared: needs tc_share_s, one q tile per block and tc_q_in_registers=0");
-        }
-        s.q.compute_at(s.out, ro[6])
-            .store_in(MemoryType::GPUShared)
-            .bound(s.w, 0, pairs)
-            .reorder(s.w, s.rr, s.c, s.lane, s.os)
-            .gpu_threads(s.lane, s.os)
-            .vectorize(s.w)
-            .unroll(s.rr);
-    }
     if (k.q_in_registers) {
         s.q.compute_at(s.out, lane).store_in(MemoryType::Register).bound(s.w, 0, pairs).vectorize(s.w).unroll(s.rr).unroll(s.c);
         pin_to_lane(s.q, with_os({s.lane, s.qt, s.h, s.b}));

@@ -94,12 +94,6 @@ struct TensorCoreKnobs {
     static bool q_in_registers_for(int head_dim, int s_parts = 1) {
         return s_parts == 1 && head_dim <= 128;
     }
-    // With S shared and Q not in registers: the block's Q fragments staged once in shared
-    // memory (Halide's GPUShared allocation, filled by the block's threads before the key
-    // loops, one barrier) and re-read from there per key tile instead of from global
-    // memory through the L1 (at 576/512 a quarter of the key loop's 8-byte global loads:
-    // 218 -> 164 LDG.E.64 in the SASS). Not yet measured on a GPU.
-    bool q_shared = false;
     // The masked logits and tile maxima computed per key tile into registers (true) or
     // inlined into the state update (false), where its expressions repeat them per use.
     // Head dim 128 (autotune/records/extend_attention.jsonl): inlined, 126 s to generate and

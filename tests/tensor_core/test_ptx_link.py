@@ -111,6 +111,24 @@ class Inliner(unittest.TestCase):
         self.assertRegex(inlined, r"mov\.b64 \t%rd7, %lbi1_rd1;")
         self.assertIn(".shared .align 16 .b8 lb_s_exchange[16384];", inlined)
 
+    def test_halide_shared_allocation_beside_the_exchange_fails(self):
+        # Halide's GPUShared allocations start at shared address 0, where the exchange's static
+        # array also is: a kernel with a Halide shared access and an exchange call is refused;
+        # either one alone links.
+        put = ("\t{ // callseq 0, 0\n\t.param .b32 param0;\n\tst.param.b32 [param0], %f1;\n"
+               "\t.param .b32 param1;\n\tst.param.b32 [param1], %r1;\n\t.param .b32 param2;\n"
+               "\tst.param.b32 [param2], %r5;\n\t.param .b32 retval0;\n"
+               "\tcall.uni (retval0), lb_share_put, (param0, param1, param2);\n"
+               "\tld.param.b32 %r10, [retval0];\n\t} // callseq 0\n")
+        halide_shared = "\t.reg .b64 %rd<4>;\n\tmul.wide.u32 %rd1, %r2, 4;\n\tst.shared.v4.b32 [%rd1], {%r1, %r2, %r3, %r4};\n"
+        with self.assertRaisesRegex(ptx_link.LinkError, r"k accesses a Halide GPUShared allocation and calls lb_share_put"):
+            ptx_link.inline_helpers(kernel(halide_shared + put), self.helpers)
+        inlined, counts = ptx_link.inline_helpers(kernel(put), self.helpers)
+        self.assertEqual(counts, {"lb_share_put": 1})
+        self.assertIn("st.shared", inlined)  # the helper's own store, after inlining
+        _, counts = ptx_link.inline_helpers(kernel(halide_shared), self.helpers)
+        self.assertEqual(counts, {})
+
     def test_exchange_size_agrees(self):
         # The exchange's size is written twice: the array in mma_helpers.cu (and its PTX) and
         # kShareExchangeFloats in mma.h, against which the generator checks its indices.
