@@ -145,7 +145,10 @@ set(_lb_k8_tc_table "")
 #   ptxas 0 spill bytes with Q re-read per key tile). With S shared, tc_share_v_first
 #   orders the key tile's V loads before the exchange, so they overlap the exchange and
 #   the softmax instead of following them (autotune/records/k7-mla-share-bn-h200.jsonl:
-#   10-11 % less K7 time on an H100).
+#   10-11 % less K7 time on an H100). K7 only: K8 (one key stage) measured 0.8-1.3 % more
+#   time with it (H100, 2026-12-06, one call, three alternating rounds each:
+#   bench/results/2026-12-06-nvidia-h100-extend_attention-k8-vfirst-ab.md), so K8 keeps V
+#   after the softmax.
 # _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
 # generator gets them as block_n, tc_o_split and tc_share_s (and tc_share_v_first), ptx_link
 # the spill allowance and the mma count.
@@ -247,7 +250,7 @@ function(livebound_k8_tc form dt d)
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} fp8_kv_cache=${fp8}
                                 head_dim_qk=${dqk} head_dim_v=${dv} bounded=${bounded} block_m=16 block_n=${bn}
-                                tc_o_split=${os} tc_share_s=${share} tc_share_v_first=${share}
+                                tc_o_split=${os} tc_share_s=${share} tc_share_v_first=false
                                 tc_padded_head_dim=${padded_param})
     set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${name})\n"
         PARENT_SCOPE)
