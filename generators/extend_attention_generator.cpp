@@ -136,6 +136,10 @@ public:
     // shared access (8 bytes: lb_share_put2 / lb_share_get2), half the shared instructions
     // of false (4 bytes each). The sums, and so the bits, are the same.
     GeneratorParam<bool> tc_share_wide{"tc_share_wide", false};
+    // With S shared, one q tile per block: true = each thread stores its Q fragments once in
+    // the helpers' shared array lb_q_stage and reloads them from there per key tile (no
+    // barrier: a thread reads back only its own words); false = reloaded from global memory.
+    GeneratorParam<bool> tc_q_stage{"tc_q_stage", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -830,6 +834,14 @@ private:
         }
         if (tc_share_v_first && !share) throw std::invalid_argument("extend_attention tc_share_v_first: needs tc_share_s (it orders the exchange)");
         if (tc_share_wide && !share) throw std::invalid_argument("extend_attention tc_share_wide: needs tc_share_s (it is the exchange's layout)");
+        const bool q_stage = tc_q_stage;
+        if (q_stage && (!share || QB != 1 || SP * 4 * OS * 32 > mma::kQStageWords)) {
+            throw std::invalid_argument("extend_attention tc_q_stage: needs tc_share_s, one q tile per block and a Q tile that fits lb_q_stage");
+        }
+        tc.q_staged = q_stage;
+        // tc_q_stage: word 4 ((step o_split + os) 32 + lane) + j of lb_q_stage holds the
+        // lane's A fragment word j of its step `step` (16 bytes per lane, consecutive lanes).
+        auto q_word = [&](const Expr &step) { return ((step * OS + os) * 32 + lane) * 4; };
         auto at_tile = [&](std::vector<Expr> args, const Expr &tile) {
             if (share) args.push_back(os);
             for (const Expr &e : {Expr(qt), Expr(h), Expr(b), tile}) args.push_back(e);
@@ -851,6 +863,15 @@ private:
         Expr q_row = clamp(q0_b + row_of(rr), 0, T - 1);
         if (share) {
             tc.q(w, rr, lane, c, os, qt, h, b) = pair_at(0, share_pair / 4, share_pair, h, q_row);
+            if (q_stage) {
+                Expr puts = 0;
+                for (int step = 0; step < SP; step++) {
+                    puts = puts + mma::q_put4({tc.q(0, 0, lane, step, os, qt, h, b), tc.q(0, 1, lane, step, os, qt, h, b),
+                                               tc.q(1, 0, lane, step, os, qt, h, b), tc.q(1, 1, lane, step, os, qt, h, b)},
+                                              q_word(step));
+                }
+                tc.q_stage_token(lane, os, qt, h, b) = puts;
+            }
         } else {
             Expr q_pairs = pair_at(0, q_group, 16 * c + 4 * t_of_lane + w, h, q_row);
             tc.q(w, rr, lane, c, qt, h, b) = padded ? select(q_group < groups, q_pairs, cast<uint32_t>(0)) : q_pairs;
@@ -889,7 +910,13 @@ private:
             Expr step = 2 * rs.x, chunk = rs.y;
             Func qf = tc.q;
             std::vector<Expr> a, bb;
-            if (share) {
+            if (share && q_stage) {
+                // The key tile in the token: the reloads stay in the key loop.
+                Expr token = mma::order_after(tc.q_stage_token(lane, os, qt, h, b), kt);
+                std::vector<Expr> lo = mma::q_get2(q_word(chunk), token), hi = mma::q_get2(q_word(chunk) + 2, token);
+                a = {lo[0], lo[1], hi[0], hi[1]};
+                bb = {tc.k[st](0, lane, nt, chunk, os, kt, h, b), tc.k[st](1, lane, nt, chunk, os, kt, h, b)};
+            } else if (share) {
                 a = {qf(0, 0, lane, chunk, os, qt, h, b), qf(0, 1, lane, chunk, os, qt, h, b),
                      qf(1, 0, lane, chunk, os, qt, h, b), qf(1, 1, lane, chunk, os, qt, h, b)};
                 bb = {tc.k[st](0, lane, nt, chunk, os, kt, h, b), tc.k[st](1, lane, nt, chunk, os, kt, h, b)};

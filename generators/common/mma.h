@@ -105,6 +105,18 @@ inline std::vector<Halide::Expr> share_get2(const Halide::Expr &index, const Hal
             Halide::reinterpret(Halide::Float(32), Halide::cast(Halide::UInt(32), pair >> 32))};
 }
 
+// Q staged per thread (generator tc_q_stage): lb_q_stage[kQStageWords] in mma_helpers.cu.
+constexpr int kQStageWords = 4608;
+// Stores the four words at index..index + 3 (index % 4 == 0); returns 0 (an order token).
+inline Halide::Expr q_put4(const std::vector<Halide::Expr> &words, const Halide::Expr &index) {
+    return pure_call(Halide::Int(32), "lb_q_put4", {words[0], words[1], words[2], words[3], index});
+}
+// {word index, word index + 1} (index even), read after the puts whose token is `token`.
+inline std::vector<Halide::Expr> q_get2(const Halide::Expr &index, const Halide::Expr &token) {
+    Halide::Expr pair = pure_call(Halide::UInt(64), "lb_q_get2", {index, token});
+    return {Halide::cast(Halide::UInt(32), pair), Halide::cast(Halide::UInt(32), pair >> 32)};
+}
+
 // Halide 21's SplitTuples does not look inside a call's arguments for reads of the Tuple
 // being updated, so an update could store component 0 before an mma of component 1 reads
 // its old value. Component i's new value gets a never-true test on the old component

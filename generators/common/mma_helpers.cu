@@ -148,6 +148,26 @@ __device__ unsigned long long lb_share_get2(int index, int token) {
     return (static_cast<unsigned long long>(__float_as_uint(pair.y)) << 32) | __float_as_uint(pair.x);
 }
 
+// Q staged per thread (generator tc_q_stage, shared S, one q tile per block): each thread
+// stores its Q fragments once, before the key loops, and reloads them per key tile from
+// shared memory instead of from global memory through the L1. A thread reads only what it
+// wrote, so no barrier is needed. The array is the helpers' own: Halide's GPUShared
+// allocations start at shared address 0, where the static arrays are.
+__shared__ __align__(16) unsigned int lb_q_stage[4608];  // 18 KB: 128 threads x 9 steps x 4 words (576 / 512)
+
+// Stores a..d at words index..index + 3 (index a multiple of 4: one 16-byte store); returns 0.
+__device__ int lb_q_put4(unsigned int a, unsigned int b, unsigned int c, unsigned int d, int index) {
+    *reinterpret_cast<uint4 *>(&lb_q_stage[index]) = make_uint4(a, b, c, d);
+    return 0;
+}
+
+// Words index (low 32 bits) and index + 1 (high), index even; `token` only orders the call.
+__device__ unsigned long long lb_q_get2(int index, int token) {
+    (void)token;
+    uint2 pair = *reinterpret_cast<const uint2 *>(&lb_q_stage[index]);
+    return (static_cast<unsigned long long>(pair.y) << 32) | pair.x;
+}
+
 // Returns `first`; `after` only orders the call after the code that computes it.
 __device__ int lb_order_after(int first, int after) {
     (void)after;

@@ -148,7 +148,7 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         pin_to_lane(s.v[st], {s.lane, s.os, s.h, s.b, s.kt});
         // 7. Q fragments re-read (16-byte loads, L1) per chunk of every key tile when they
         //    do not stay in registers.
-        if (!k.q_in_registers) {
+        if (!k.q_in_registers && !s.q_staged) {
             Func qw = s.q.in(sf);
             qw.compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, pairs).vectorize(s.w).unroll(s.rr);
             pin_to_lane(qw, with_os({s.lane, s.qt, s.h, s.b}));
@@ -157,6 +157,13 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
     // 8. The list keys' cache slots once per key tile (one per n-tile and lane).
     s.slot.compute_at(s.state, s.rk[0].x).store_in(MemoryType::Register).unroll(s.nt);
     pin_to_lane(s.slot, {s.lane, s.b, s.kt});
+    if (s.q_staged) {
+        //    Q staged (tc_q_stage): the lane stores its fragments once per q tile, before
+        //    the key loops; the loops reload them from shared memory.
+        if (k.q_in_registers) throw std::invalid_argument("extend_attention tc_q_stage: needs tc_q_in_registers=0");
+        s.q_stage_token.compute_at(s.out, lane).store_in(MemoryType::Register);
+        pin_to_lane(s.q_stage_token, with_os({s.lane, s.qt, s.h, s.b}));
+    }
     if (k.q_in_registers) {
         s.q.compute_at(s.out, lane).store_in(MemoryType::Register).bound(s.w, 0, pairs).vectorize(s.w).unroll(s.rr).unroll(s.c);
         pin_to_lane(s.q, with_os({s.lane, s.qt, s.h, s.b}));

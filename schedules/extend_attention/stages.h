@@ -66,6 +66,7 @@ struct TensorCoreStages {
     Halide::Func share_token[2] = {Halide::Func("share_token_list"), Halide::Func("share_token_extend")};  // shared S: (lane, os, qt, h, b, kt) int, the barrier's result
     Halide::Func logit[2] = {Halide::Func("logit_list"), Halide::Func("logit_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: masked logits, log2 units
     Halide::Func tile_max[2] = {Halide::Func("tile_max_list"), Halide::Func("tile_max_extend")};  // (lane, qt, h, b, kt) Tuple: row g, g + 8 maxima
+    Halide::Func q_stage_token{"q_stage_token"};  // tc_q_stage: (lane, os, qt, h, b) int, 0 once the lane's Q words are stored
     Halide::Func state{"state_tc"};   // (lane, os, qt, h, b) Tuple: Lv/(2 o_split) O fragment floats, m[2], l[2]
     Halide::Func row_sum{"row_sum"};  // (lane, os, qt, h, b) Tuple{l row g, l row g + 8}, quad-reduced
     Halide::Func lens;                // (b) the request's ranges
@@ -75,6 +76,7 @@ struct TensorCoreStages {
     Halide::RDom ro;                  // o and lse scatters: (jj, wq, dq, hr, lane, [os,] qt, h, b)
     int o_split = 1;                  // warps per q tile (generator tc_o_split); os in ro when > 1
     bool share_s = false;             // the warps of a q tile compute S together (generator tc_share_s)
+    bool q_staged = false;            // Q reloaded from lb_q_stage per key tile (generator tc_q_stage)
     int num_stages = 2;
     Halide::Expr plain_logits;        // no custom mask, cap or xai (a runtime condition)
     Halide::Var w, rr, c, nt, lane, hf, ku, dq, kt, qt, h, b, os;

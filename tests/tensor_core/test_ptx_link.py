@@ -71,7 +71,7 @@ class Inliner(unittest.TestCase):
 
     def test_helpers(self):
         self.assertEqual(sorted(self.helpers), ["lb_log2_approx", "lb_mma_bf16_elem", "lb_mma_f16_elem",
-                                                "lb_movmatrix_trans", "lb_order_after", "lb_pack_bf16x2", "lb_pack_f16x2",
+                                                "lb_movmatrix_trans", "lb_order_after", "lb_pack_bf16x2", "lb_pack_f16x2", "lb_q_get2", "lb_q_put4",
                                                 "lb_share_barrier", "lb_share_barrier_group", "lb_share_get",
                                                 "lb_share_get2", "lb_share_put", "lb_share_put2"])
         with self.assertRaisesRegex(ptx_link.LinkError, "control flow"):
