@@ -148,13 +148,12 @@ set(_lb_k8_tc_table "")
 #   10-11 % less K7 time on an H100). K7 only: K8 (one key stage) measured 0.8-1.3 % more
 #   time with it (H100, 2026-12-06, one call, three alternating rounds each:
 #   bench/results/2026-12-06-nvidia-h100-extend_attention-k8-vfirst-ab.md), so K8 keeps V
-#   after the softmax. With S shared, K7 also takes tc_q_stage (each thread's Q fragments
-#   stored once in the helpers' shared array lb_q_stage, reloaded from there per key tile
-#   instead of from global memory) and tc_share_wide (8-byte exchange accesses):
+#   after the softmax. With S shared, both kernels also take tc_q_stage (each thread's Q
+#   fragments stored once in the helpers' shared array lb_q_stage, reloaded from there per
+#   key tile instead of from global memory) and tc_share_wide (8-byte exchange accesses):
 #   autotune/records/k7-mla-q-stage-h200.jsonl, K7 on an H100: 11-14 % less time (15,051 /
 #   11,969 against 16,999 / 13,856 us, ragged bs 8 / causal 8192), 2 % of it the wide
-#   exchange's. K8 keeps both off until they are measured and tested on a GPU for K8 (no
-#   device machine could be started on 2026-12-06's evening session).
+#   exchange's.
 # _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
 # generator gets them as block_n, tc_o_split and tc_share_s (and tc_share_v_first, tc_share_wide, tc_q_stage), ptx_link
 # the spill allowance and the mma count.
@@ -257,7 +256,7 @@ function(livebound_k8_tc form dt d)
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} fp8_kv_cache=${fp8}
                                 head_dim_qk=${dqk} head_dim_v=${dv} bounded=${bounded} block_m=16 block_n=${bn}
-                                tc_o_split=${os} tc_share_s=${share} tc_share_v_first=false tc_share_wide=false tc_q_stage=false
+                                tc_o_split=${os} tc_share_s=${share} tc_share_v_first=false tc_share_wide=${share} tc_q_stage=${share}
                                 tc_padded_head_dim=${padded_param})
     set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${name})\n"
         PARENT_SCOPE)
