@@ -153,7 +153,8 @@ set(_lb_k8_tc_table "")
 #   key tile instead of from global memory) and tc_share_wide (8-byte exchange accesses):
 #   autotune/records/k7-mla-q-stage-h200.jsonl, K7 on an H100: 11-14 % less time (15,051 /
 #   11,969 against 16,999 / 13,856 us, ragged bs 8 / causal 8192), 2 % of it the wide
-#   exchange's.
+#   exchange's. The library's benchmark, one H100 call against 69ffa71: K7 -11 / -14 %, K8
+#   -10 / -10 % (bench/results/2026-12-06-nvidia-h100-extend_attention-161df1b.md).
 # _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
 # generator gets them as block_n, tc_o_split and tc_share_s (and tc_share_v_first, tc_share_wide, tc_q_stage), ptx_link
 # the spill allowance and the mma count.
