@@ -140,6 +140,18 @@ public:
     // the helpers' shared array lb_q_stage and reloads them from there per key tile (no
     // barrier: a thread reads back only its own words); false = reloaded from global memory.
     GeneratorParam<bool> tc_q_stage{"tc_q_stage", false};
+    // With S shared, one q tile per block: true = one block barrier per key tile in the last
+    // key-tile stage (K7's extend keys, K8's list), its tiles alternating between two
+    // exchange buffers by the tile's parity; earlier stages (K7's prefix) keep two barriers
+    // and a third buffer of their own. false = two barriers per tile in every stage, one
+    // buffer. See define_tensor_core for why it is safe.
+    GeneratorParam<bool> tc_share_one_barrier{"tc_share_one_barrier", false};
+    // With S shared and the wide exchange: true = each warp adds the parts of its own n-tiles
+    // of S only (n-tile n belongs to warp n % tc_o_split) and puts the sums back; after a
+    // second barrier every warp gets the sums (a reduce-scatter, then an all-gather: per
+    // lane 16 shared loads of 8 bytes where false has 32, the same sums in the same order).
+    // false = every warp gets every part and adds them all.
+    GeneratorParam<bool> tc_share_scatter{"tc_share_scatter", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -839,6 +851,35 @@ private:
             throw std::invalid_argument("extend_attention tc_q_stage: needs tc_share_s, one q tile per block and a Q tile that fits lb_q_stage");
         }
         tc.q_staged = q_stage;
+        // tc_share_one_barrier: in the last stage, tile kt puts into buffer kt % 2 and meets
+        // the other warps at one barrier, then gets. A warp puts tile kt + 2 into the same
+        // buffer only after passing tile kt + 1's barrier, which every warp reaches after its
+        // gets of tile kt: so the buffer is free. That needs the stage's tiles to be visited
+        // in a row, without a gap (a skipped tile would put two same-parity tiles next to
+        // each other): each of the key-tile RDom's predicates (chunk_predicates, sem.run) is
+        // linear in the tile or constant in it, so the tiles it keeps are one interval. An
+        // earlier stage (K7's prefix) ends on a tile of unknown parity, so it keeps the
+        // two-barrier form in a third buffer: the last stage's first put never lands in a
+        // buffer a slow warp still reads.
+        const bool one_barrier = tc_share_one_barrier;
+        // tc_share_scatter: the warp's n-tiles nt = os + OS j (KN / OS of them); their sums
+        // after the parts in the exchange (KN * 4 * 32 floats). One buffer each and two
+        // barriers per tile, whatever tiles are skipped: a warp puts tile kt + 1's parts
+        // after the barrier every warp reaches only once it has added tile kt's parts, and
+        // puts its sums after the barrier every warp reaches only after its key loop got
+        // past tile kt's sums (an iteration ends before the next begins).
+        const bool scatter = tc_share_scatter;
+        if (scatter && (!share || !tc_share_wide || one_barrier || QB != 1 || KN % OS != 0 ||
+                        EX + KN * 4 * 32 > mma::kShareExchangeFloats)) {
+            throw std::invalid_argument("extend_attention tc_share_scatter: needs tc_share_s, tc_share_wide, one q tile per"
+                                        " block, block_n / 8 a multiple of tc_o_split, no tc_share_one_barrier, and room in"
+                                        " lb_s_exchange for the sums");
+        }
+        tc.share_scatter = scatter;
+        if (one_barrier && (!share || QB != 1 || 3 * EX > mma::kShareExchangeFloats)) {
+            throw std::invalid_argument("extend_attention tc_share_one_barrier: needs tc_share_s, one q tile per block and"
+                                        " three exchange buffers that fit lb_s_exchange");
+        }
         // tc_q_stage: word 4 ((step o_split + os) 32 + lane) + j of lb_q_stage holds the
         // lane's A fragment word j of its step `step` (16 bytes per lane, consecutive lanes).
         auto q_word = [&](const Expr &step) { return ((step * OS + os) * 32 + lane) * 4; };
@@ -933,18 +974,22 @@ private:
                 // hit consecutive banks. One buffer, two barriers per key tile: `ready`
                 // (every warp has got the previous tile's sums; it takes this tile's part,
                 // so it comes after this warp's mma), the puts, `token` (every part is in),
-                // the gets. Parity-alternating buffers with one barrier would race when a
-                // tile between two same-parity tiles is skipped (or at the stage change).
+                // the gets. With tc_share_one_barrier the last stage drops `ready` (parity
+                // buffers; why that is safe is written where the knob is read).
                 // Several q tiles per block: the q tile's own part of the exchange and its
                 // own named barrier (1 + its place; 0 is the block's).
                 Expr q_place = QB > 1 ? Expr(qt % QB) : Expr(0);
+                // tc_share_one_barrier: buffer kt % 2 in the last stage (one barrier), buffer 2
+                // in an earlier one (two barriers); else buffer 0.
+                const bool parity = one_barrier && st == sem.num_stages - 1;
+                Expr buffer = parity ? Expr(kt % 2) : Expr(one_barrier ? 2 : 0);
                 // tc_share_wide: a lane's C elements e = 2p, 2p + 1 side by side (one 8-byte
                 // access per pair p), lanes still consecutive: ((o KN + n) 2 + p) 32 + lane
                 // pairs. Either way n-tile n starts at element 4 * 32 * n of part o.
                 auto slot_of = [&](const Expr &o, int n, int e) {
                     Expr in_part = tc_share_wide ? ((((o * KN + n) * 2 + e / 2) * 32 + lane) * 2 + e % 2)
                                                  : (((o * KN + n) * 4 + e) * 32) + lane;
-                    return QB > 1 ? q_place * EX + in_part : in_part;
+                    return QB > 1 ? q_place * EX + in_part : (one_barrier ? buffer * EX + in_part : in_part);
                 };
                 auto barrier = [&](const Expr &token) {
                     return QB > 1 ? mma::share_barrier_group(token, q_place + 1, OS * 32) : mma::share_barrier(token);
@@ -953,7 +998,7 @@ private:
                 if (tc_share_v_first) {
                     part_done = mma::order_after(part_done, reinterpret(Int(32), tc.v[st](0, lane, 0, 0, 0, os, kt, h, b)));
                 }
-                Expr ready = barrier(part_done);
+                Expr ready = parity || scatter ? part_done : barrier(part_done);
                 Expr puts = 0;
                 for (int n = 0; n < KN; n++) {
                     Tuple part = tc.s_part[st](at_tile({n, lane}, kt));
@@ -970,10 +1015,31 @@ private:
                     return mma::share_get2(slot_of(o, 0, e - e % 2) + 4 * 32 * nt, token)[e % 2];
                 };
                 std::vector<Expr> full;
-                for (int e = 0; e < 4; e++) {
-                    Expr sum = part_of(0, e);
-                    for (int o = 1; o < OS; o++) sum = sum + part_of(o, e);
-                    full.push_back(sum);
+                if (scatter) {
+                    // The sums of n-tile n, element pair p (e = 2p, 2p + 1): pairs
+                    // (n 2 + p) 32 + lane after the parts, so consecutive lanes again.
+                    auto sum_slot = [&](const Expr &n, int e) { return EX + (((n * 2 + e / 2) * 32 + lane) * 2); };
+                    Expr sum_puts = 0;
+                    for (int j = 0; j < KN / OS; j++) {
+                        Expr n_own = os + OS * j;
+                        for (int e = 0; e < 4; e += 2) {
+                            Expr sum[2];
+                            for (int o = 0; o < OS; o++) {
+                                std::vector<Expr> pair = mma::share_get2(slot_of(o, 0, e) + 4 * 32 * n_own, token);
+                                for (int i = 0; i < 2; i++) sum[i] = o == 0 ? pair[i] : sum[i] + pair[i];
+                            }
+                            sum_puts = sum_puts + mma::share_put2(sum[0], sum[1], sum_slot(n_own, e), token);
+                        }
+                    }
+                    tc.sum_token[st](at_tile({lane}, kt)) = barrier(sum_puts);
+                    Expr sums_in = tc.sum_token[st](at_tile({lane}, kt));
+                    for (int e = 0; e < 4; e++) full.push_back(mma::share_get2(sum_slot(nt, e - e % 2), sums_in)[e % 2]);
+                } else {
+                    for (int e = 0; e < 4; e++) {
+                        Expr sum = part_of(0, e);
+                        for (int o = 1; o < OS; o++) sum = sum + part_of(o, e);
+                        full.push_back(sum);
+                    }
                 }
                 tc.s[st](s_at) = Tuple(full);
             }

@@ -65,7 +65,7 @@ inline Halide::Expr log2_approx(const Halide::Expr &x) { return pure_call(Halide
 // the other helpers: a put takes the result of the barrier it must follow, a barrier the
 // sum of the puts' results (0) it must follow, a get the barrier's result. (No result is
 // unused, so LLVM drops none.)
-constexpr int kShareExchangeFloats = 4096;  // lb_s_exchange[4096] in mma_helpers.cu
+constexpr int kShareExchangeFloats = 6144;  // lb_s_exchange[6144] in mma_helpers.cu
 
 // Puts v at exchange element `index` after the barrier whose result is `after`; returns 0.
 inline Halide::Expr share_put(const Halide::Expr &v, const Halide::Expr &index, const Halide::Expr &after) {

@@ -98,8 +98,10 @@ __device__ uint32_t lb_movmatrix_trans(uint32_t x) {
 // indices and checks they fit; ordering comes from data (each call takes a result of the
 // one it must follow). The block must run the barriers as a whole: the generator asks for
 // one q tile per block, and ConvergenceCheck refuses a barrier under a condition on any
-// thread index.
-__shared__ __align__(16) float lb_s_exchange[4096];  // 16-byte aligned: lb_share_put2 / lb_share_get2 move 8 bytes
+// thread index. With generator tc_share_one_barrier the last key-tile stage drops the first
+// barrier and alternates between two buffers by the tile's parity (an earlier stage keeps
+// both barriers in a third buffer): three buffers of 8 KB at 576/512.
+__shared__ __align__(16) float lb_s_exchange[6144];  // 24 KB, 16-byte aligned: lb_share_put2 / lb_share_get2 move 8 bytes
 
 // Stores v at exchange element `index`; `after` (a barrier's result) only orders the call.
 // Returns 0 (a token for lb_share_barrier).

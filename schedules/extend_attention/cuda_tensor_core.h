@@ -115,6 +115,10 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         if (s.share_s) {
             s.share_token[st].compute_at(s.state, rk.x).store_in(MemoryType::Register);
             pin_to_lane(s.share_token[st], with_os({s.lane, s.qt, s.h, s.b, s.kt}));
+            if (s.share_scatter) {
+                s.sum_token[st].compute_at(s.state, rk.x).store_in(MemoryType::Register);
+                pin_to_lane(s.sum_token[st], with_os({s.lane, s.qt, s.h, s.b, s.kt}));
+            }
             s.s[st].compute_at(s.state, rk.x).store_in(MemoryType::Register).unroll(s.nt);
             pin_to_lane(s.s[st], with_os({s.lane, s.qt, s.h, s.b, s.kt}));
         }

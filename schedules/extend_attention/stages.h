@@ -64,6 +64,7 @@ struct TensorCoreStages {
     Halide::Func s[2] = {Halide::Func("s_list"), Halide::Func("s_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: S tile
     Halide::Func s_part[2] = {Halide::Func("s_part_list"), Halide::Func("s_part_extend")};  // shared S: the warp's part of the S tile
     Halide::Func share_token[2] = {Halide::Func("share_token_list"), Halide::Func("share_token_extend")};  // shared S: (lane, os, qt, h, b, kt) int, the barrier's result
+    Halide::Func sum_token[2] = {Halide::Func("sum_token_list"), Halide::Func("sum_token_extend")};  // tc_share_scatter: (lane, os, qt, h, b, kt) int, the second barrier's result
     Halide::Func logit[2] = {Halide::Func("logit_list"), Halide::Func("logit_extend")};  // (nt, lane, qt, h, b, kt) Tuple of 4 fp32: masked logits, log2 units
     Halide::Func tile_max[2] = {Halide::Func("tile_max_list"), Halide::Func("tile_max_extend")};  // (lane, qt, h, b, kt) Tuple: row g, g + 8 maxima
     Halide::Func q_stage_token{"q_stage_token"};  // tc_q_stage: (lane, os, qt, h, b) int, 0 once the lane's Q words are stored
@@ -77,6 +78,7 @@ struct TensorCoreStages {
     int o_split = 1;                  // warps per q tile (generator tc_o_split); os in ro when > 1
     bool share_s = false;             // the warps of a q tile compute S together (generator tc_share_s)
     bool q_staged = false;            // Q reloaded from lb_q_stage per key tile (generator tc_q_stage)
+    bool share_scatter = false;       // each warp adds its own n-tiles' parts, then shares the sums (generator tc_share_scatter)
     int num_stages = 2;
     Halide::Expr plain_logits;        // no custom mask, cap or xai (a runtime condition)
     Halide::Var w, rr, c, nt, lane, hf, ku, dq, kt, qt, h, b, os;

@@ -81,7 +81,7 @@ class Inliner(unittest.TestCase):
     def test_shared_array_travels_with_its_helpers(self):
         # The exchange helpers name lb_s_exchange: a module that inlines one declares it once
         # (module-local), a module that inlines none (the golden fixture) is unchanged.
-        self.assertEqual(self.helpers["lb_share_put"].shared, [".shared .align 16 .b8 lb_s_exchange[16384];"])
+        self.assertEqual(self.helpers["lb_share_put"].shared, [".shared .align 16 .b8 lb_s_exchange[24576];"])
         self.assertEqual(self.helpers["lb_share_barrier"].shared, [])
         calls = ""
         for k, (name, args) in enumerate([("lb_share_put", ["%f1", "%r1", "%r5"]), ("lb_share_barrier", ["%r2"]),
@@ -92,8 +92,8 @@ class Inliner(unittest.TestCase):
                       f"\tld.param.b32 %r{10 + k}, [retval0];\n\t}} // callseq {k}\n")
         inlined, counts = ptx_link.inline_helpers(kernel(calls), self.helpers)
         self.assertEqual(counts, {"lb_share_put": 1, "lb_share_barrier": 1, "lb_share_get": 2})
-        self.assertEqual(inlined.count("lb_s_exchange[16384]"), 1)
-        self.assertIn(".address_size 64\n\n.shared .align 16 .b8 lb_s_exchange[16384];\n", inlined)
+        self.assertEqual(inlined.count("lb_s_exchange[24576]"), 1)
+        self.assertIn(".address_size 64\n\n.shared .align 16 .b8 lb_s_exchange[24576];\n", inlined)
         self.assertEqual(ptx_link.lint(inlined, "test")["bar"], 1)
         golden, _ = ptx_link.inline_helpers(read(FIXTURE), self.helpers)
         self.assertNotIn("lb_s_exchange", golden)
@@ -109,7 +109,7 @@ class Inliner(unittest.TestCase):
         self.assertEqual(counts, {"lb_share_get2": 1})
         self.assertEqual(len(re.findall(r"ld\.shared\.u64", inlined)), 1)
         self.assertRegex(inlined, r"mov\.b64 \t%rd7, %lbi1_rd1;")
-        self.assertIn(".shared .align 16 .b8 lb_s_exchange[16384];", inlined)
+        self.assertIn(".shared .align 16 .b8 lb_s_exchange[24576];", inlined)
 
     def test_halide_shared_allocation_beside_the_exchange_fails(self):
         # Halide's GPUShared allocations start at shared address 0, where the exchange's static
