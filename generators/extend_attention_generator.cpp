@@ -152,6 +152,11 @@ public:
     // lane 16 shared loads of 8 bytes where false has 32, the same sums in the same order).
     // false = every warp gets every part and adds them all.
     GeneratorParam<bool> tc_share_scatter{"tc_share_scatter", false};
+    // With S shared: true = a lane loads its K pairs 16 bytes at a time, one 32-element chunk
+    // (two of the warp's mma steps) per load, instead of 8 bytes per step: half the K load
+    // instructions (a quad then reads 64 contiguous bytes, two whole sectors). With an odd
+    // count of steps per warp, its last step comes from a 16-byte load of which it uses half.
+    GeneratorParam<bool> tc_share_k_chunks{"tc_share_k_chunks", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -896,6 +901,18 @@ private:
         // contiguously (8s + 2t + w, one sector) was measured and lost: K7 576/512 5-6 % slower
         // with V first (H100, 2026-12-05, autotune/records/k7-mla-share-sector-h200.jsonl).
         Expr share_pair = 8 * OS * c + 16 * (os / 2) + 2 * (os % 2) + 4 * t_of_lane + w;
+        // tc_share_k_chunks: the warp's K load j (KL of them) is chunk OS j + os for j < FC
+        // (its FC = SP / 2 whole chunks), and with SP odd its last load is chunk OS FC + os / 2,
+        // of which its step 2 FC uses half os % 2 (the OS / 2 chunks left, a half per warp).
+        // Step c uses half c % 2 of load c / 2: pairs 16 chunk + 4t + 2 half + w, w < 2 (Q
+        // and K alike, so each warp's part of q.k is a sum over its own pairs, each once).
+        const bool k_chunks = tc_share_k_chunks;
+        if (k_chunks && !share) throw std::invalid_argument("extend_attention tc_share_k_chunks: needs tc_share_s");
+        tc.k_chunks = k_chunks;
+        const int FC = SP / 2, KL = FC + SP % 2;
+        auto chunk_of = [&](const Expr &j) { return select(j < FC, OS * j + os, OS * FC + os / 2); };
+        auto half_of = [&](const Expr &step) { return select(step < 2 * FC, step % 2, os % 2); };
+        if (k_chunks) share_pair = 16 * chunk_of(c / 2) + 4 * t_of_lane + 2 * half_of(c) + w;
 
         // Q fragments: pairs 16c + 4t + w (group 4c + t) of the lane's row rr (k permuted
         // inside each 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K
@@ -930,7 +947,11 @@ private:
             const int kin = st == 0 ? 3 : 1, vin = st == 0 ? 4 : 2;
             Expr key_row = st == 0 ? Expr(tc.slot(nt, lane, kt, b)) : ext_row;
             // K: pairs 16c + 4t + w (group 4c + t) of key 8nt + g (shared S: the warp's step c).
-            if (share) {
+            if (share && k_chunks) {
+                // tc_share_k_chunks: w < 4, c the warp's load (see chunk_of).
+                Expr pair = 16 * chunk_of(c) + 4 * t_of_lane + w;
+                tc.k[st](w, lane, nt, c, os, kt, h, b) = pair_at(kin, pair / 4, pair, kvh, key_row);
+            } else if (share) {
                 tc.k[st](w, lane, nt, c, os, kt, h, b) = pair_at(kin, share_pair / 4, share_pair, kvh, key_row);
             } else {
                 tc.k[st](w, lane, nt, c, kt, h, b) = pair_at(kin, 4 * c + t_of_lane, 16 * c + 4 * t_of_lane + w, kvh, key_row);
@@ -943,24 +964,35 @@ private:
             // S tile: n-tile nt, the C fragment {row g: keys 2t, 2t+1; row g+8: the same}.
             // Shared S: the warp's part first (s_part), over its SP steps.
             Func s = share ? tc.s_part[st] : tc.s[st];
-            tc.rs[st] = share ? RDom(0, 1, 0, SP, st == 0 ? "rs_list" : "rs_extend")    // y = the warp's mma step
-                              : RDom(0, 2, 0, NC, st == 0 ? "rs_list" : "rs_extend");  // x = mma step in chunk y
+            const char *rs_name = st == 0 ? "rs_list" : "rs_extend";
+            tc.rs[st] = share && k_chunks ? RDom(0, 2, 0, KL, rs_name)  // y = the warp's K load, x = the step in it
+                        : share           ? RDom(0, 1, 0, SP, rs_name)  // y = the warp's mma step
+                                          : RDom(0, 2, 0, NC, rs_name); // x = mma step in chunk y
+            if (share && k_chunks && SP % 2) tc.rs[st].where(2 * tc.rs[st].y + tc.rs[st].x < SP);
             const RDom &rs = tc.rs[st];
             std::vector<Expr> s_at = at_tile({nt, lane}, kt);
             s(s_at) = Tuple(0.0f, 0.0f, 0.0f, 0.0f);
             Expr step = 2 * rs.x, chunk = rs.y;
             Func qf = tc.q;
             std::vector<Expr> a, bb;
+            // Shared S: the warp's mma step (Q's index) and its two K words.
+            Expr wstep = k_chunks ? 2 * rs.y + rs.x : rs.y;
+            if (share && k_chunks) {
+                Expr half = half_of(wstep);
+                for (int i = 0; i < 2; i++) {
+                    bb.push_back(select(half == 0, tc.k[st](i, lane, nt, chunk, os, kt, h, b), tc.k[st](2 + i, lane, nt, chunk, os, kt, h, b)));
+                }
+            } else if (share) {
+                bb = {tc.k[st](0, lane, nt, chunk, os, kt, h, b), tc.k[st](1, lane, nt, chunk, os, kt, h, b)};
+            }
             if (share && q_stage) {
                 // The key tile in the token: the reloads stay in the key loop.
                 Expr token = mma::order_after(tc.q_stage_token(lane, os, qt, h, b), kt);
-                std::vector<Expr> lo = mma::q_get2(q_word(chunk), token), hi = mma::q_get2(q_word(chunk) + 2, token);
+                std::vector<Expr> lo = mma::q_get2(q_word(wstep), token), hi = mma::q_get2(q_word(wstep) + 2, token);
                 a = {lo[0], lo[1], hi[0], hi[1]};
-                bb = {tc.k[st](0, lane, nt, chunk, os, kt, h, b), tc.k[st](1, lane, nt, chunk, os, kt, h, b)};
             } else if (share) {
-                a = {qf(0, 0, lane, chunk, os, qt, h, b), qf(0, 1, lane, chunk, os, qt, h, b),
-                     qf(1, 0, lane, chunk, os, qt, h, b), qf(1, 1, lane, chunk, os, qt, h, b)};
-                bb = {tc.k[st](0, lane, nt, chunk, os, kt, h, b), tc.k[st](1, lane, nt, chunk, os, kt, h, b)};
+                a = {qf(0, 0, lane, wstep, os, qt, h, b), qf(0, 1, lane, wstep, os, qt, h, b),
+                     qf(1, 0, lane, wstep, os, qt, h, b), qf(1, 1, lane, wstep, os, qt, h, b)};
             } else {
                 a = {qf(step, 0, lane, chunk, qt, h, b), qf(step, 1, lane, chunk, qt, h, b),
                      qf(step + 1, 0, lane, chunk, qt, h, b), qf(step + 1, 1, lane, chunk, qt, h, b)};

@@ -139,7 +139,8 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         // 6. K fragments per 32-element chunk (4 pairs = one 16-byte load per n-tile), V
         //    fragments per key tile (all column blocks at once: D * BN / 64 registers, 64 at
         //    D = 128, BN = 32; BN = 64 spilled, see cmake/families/extend_attention.cmake).
-        s.k[st].compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, pairs).vectorize(s.w).unroll(s.nt);
+        const int k_pairs = s.k_chunks ? 4 : pairs;  // tc_share_k_chunks: 16-byte K loads
+        s.k[st].compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, k_pairs).vectorize(s.w).unroll(s.nt);
         pin_to_lane(s.k[st], with_os({s.lane, s.h, s.b, s.kt}));
         s.v[st]
             .compute_at(s.state, rk.x)

@@ -78,6 +78,7 @@ struct TensorCoreStages {
     int o_split = 1;                  // warps per q tile (generator tc_o_split); os in ro when > 1
     bool share_s = false;             // the warps of a q tile compute S together (generator tc_share_s)
     bool q_staged = false;            // Q reloaded from lb_q_stage per key tile (generator tc_q_stage)
+    bool k_chunks = false;            // shared S: K loaded a 32-element chunk (16 bytes) per lane at a time (generator tc_share_k_chunks)
     bool share_scatter = false;       // each warp adds its own n-tiles' parts, then shares the sums (generator tc_share_scatter)
     int num_stages = 2;
     Halide::Expr plain_logits;        // no custom mask, cap or xai (a runtime condition)
