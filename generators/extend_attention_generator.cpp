@@ -910,7 +910,8 @@ private:
         if (k_chunks && !share) throw std::invalid_argument("extend_attention tc_share_k_chunks: needs tc_share_s");
         tc.k_chunks = k_chunks;
         const int FC = SP / 2, KL = FC + SP % 2;
-        auto chunk_of = [&](const Expr &j) { return select(j < FC, OS * j + os, OS * FC + os / 2); };
+        // (min(j, FC - 1): bounds inference takes both sides of the select over all j.)
+        auto chunk_of = [&](const Expr &j) { return select(j < FC, OS * min(j, FC - 1) + os, OS * FC + os / 2); };
         auto half_of = [&](const Expr &step) { return select(step < 2 * FC, step % 2, os % 2); };
         if (k_chunks) share_pair = 16 * chunk_of(c / 2) + 4 * t_of_lane + 2 * half_of(c) + w;
 

@@ -155,8 +155,12 @@ set(_lb_k8_tc_table "")
 #   11,969 against 16,999 / 13,856 us, ragged bs 8 / causal 8192), 2 % of it the wide
 #   exchange's. The library's benchmark, one H100 call against 69ffa71: K7 -11 / -14 %, K8
 #   -10 / -10 % (bench/results/2026-12-06-nvidia-h100-extend_attention-161df1b.md).
+#   K7 also takes tc_share_scatter (the reduce-scatter exchange: 3.1-3.4 % less time in the
+#   tuning runner, H100, autotune/records/k7-mla-exchange-h200.jsonl); K8 not until it has
+#   run on a GPU with it.
 # _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
-# generator gets them as block_n, tc_o_split and tc_share_s (and tc_share_v_first, tc_share_wide, tc_q_stage), ptx_link
+# generator gets them as block_n, tc_o_split and tc_share_s (and tc_share_v_first, tc_share_wide, tc_q_stage,
+# tc_share_scatter), ptx_link
 # the spill allowance and the mma count.
 option(LIVEBOUND_TC_SHARE_S "576/512 tensor-core variants: S shared between the warps of a q tile (tc_share_s)" ON)
 function(_lb_tc_tiles dqk dv block_n_out o_split_out spill_out share_out)
@@ -223,6 +227,13 @@ function(livebound_k7_tc form dt d lse)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
     _lb_tc_tiles(${dqk} ${dv} bn os spill share)
+    # With S shared, the reduce-scatter exchange (tc_share_scatter): H100, one call, the tuning
+    # runner against the form before it, 3.1 / 3.4 % less K7 time (causal 8192 / ragged bs 8;
+    # autotune/records/k7-mla-exchange-h200.jsonl). Other variants do not name the knob.
+    set(share_params "")
+    if (share)
+        set(share_params tc_share_scatter=true)
+    endif ()
     if (fp8 AND form STREQUAL "full")
         set(spill 128)  # the fp8 full-width twin (tests, benchmarks): 100 bytes
     endif ()
@@ -234,6 +245,7 @@ function(livebound_k7_tc form dt d lse)
                          PARAMS tensor_core=true dtype=${halide_type} fp8_kv_cache=${fp8} head_dim_qk=${dqk} head_dim_v=${dv}
                                 bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn} tc_o_split=${os}
                                 tc_share_s=${share} tc_share_v_first=${share} tc_share_wide=${share} tc_q_stage=${share}
+                                ${share_params}
                                 tc_padded_head_dim=${padded_param})
     set(_lb_k7_tc_table
         "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${with_lse}, ${name})\n"
