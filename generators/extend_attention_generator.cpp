@@ -1043,9 +1043,13 @@ private:
                 tc.share_token[st](at_tile({lane}, kt)) = barrier(puts);
                 Expr token = tc.share_token[st](at_tile({lane}, kt));
                 // Part o of element e of n-tile nt; the sum over the parts in one order.
+                // tc_share_wide: part o of n-tile n's elements e - e % 2 and e - e % 2 + 1.
+                auto part_pair = [&](int o, int e, const Expr &n) {
+                    return mma::share_get2(slot_of(o, 0, e - e % 2) + 4 * 32 * n, token);
+                };
                 auto part_of = [&](int o, int e) -> Expr {
                     if (!tc_share_wide) return mma::share_get(slot_of(o, 0, e) + 4 * 32 * nt, token);
-                    return mma::share_get2(slot_of(o, 0, e - e % 2) + 4 * 32 * nt, token)[e % 2];
+                    return part_pair(o, e, nt)[e % 2];
                 };
                 std::vector<Expr> full;
                 if (scatter) {
@@ -1058,7 +1062,7 @@ private:
                         for (int e = 0; e < 4; e += 2) {
                             Expr sum[2];
                             for (int o = 0; o < OS; o++) {
-                                std::vector<Expr> pair = mma::share_get2(slot_of(o, 0, e) + 4 * 32 * n_own, token);
+                                std::vector<Expr> pair = part_pair(o, e, n_own);
                                 for (int i = 0; i < 2; i++) sum[i] = o == 0 ? pair[i] : sum[i] + pair[i];
                             }
                             sum_puts = sum_puts + mma::share_put2(sum[0], sum[1], sum_slot(n_own, e), token);
