@@ -157,6 +157,13 @@ public:
     // instructions (a quad then reads 64 contiguous bytes, two whole sectors). With an odd
     // count of steps per warp, its last step comes from a 16-byte load of which it uses half.
     GeneratorParam<bool> tc_share_k_chunks{"tc_share_k_chunks", false};
+    // MLA's absorbed layout, a fact of the call the runtime checks before it picks such a
+    // variant: every stage's values are the first Lv dims of its keys (v_buffer a view of
+    // k_buffer, and for K7 v_extend a view of k_extend), so V(d, key) = K(d, key), d < Lv.
+    // With S shared, a warp's K fragments of its first Lv dims are then the V fragments of
+    // its O columns (movmatrix turns either), and no V is loaded: the warp owns the O
+    // columns its S steps cover (values_col). v_buffer and v_extend are not read.
+    GeneratorParam<bool> values_in_keys{"values_in_keys", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -914,6 +921,21 @@ private:
         auto chunk_of = [&](const Expr &j) { return select(j < FC, OS * min(j, FC - 1) + os, OS * FC + os / 2); };
         auto half_of = [&](const Expr &step) { return select(step < 2 * FC, step % 2, os % 2); };
         if (k_chunks) share_pair = 16 * chunk_of(c / 2) + 4 * t_of_lane + 2 * half_of(c) + w;
+        // values_in_keys: V block (dq, wq) of warp os (8 columns: lanes t, elements jj) is the
+        // K fragment the warp loaded for the same keys and dims: word wq % 2 of step
+        // 2 dq + wq / 2 (8-byte loads) or word wq of load dq (tc_share_k_chunks). Its column
+        // (the O column it feeds) is that fragment's dim. The warp's first 2 NCO steps (loads
+        // NCO) cover a quarter of dims [0, Lv), and the OS warps all of them, once.
+        const bool vk = values_in_keys;
+        if (vk && (!share || padded || DV > D || (k_chunks && NCO > FC))) {
+            throw std::invalid_argument("extend_attention values_in_keys: needs tc_share_s, exact head dims and Lv <= Lq");
+        }
+        tc.values_in_keys = vk;
+        auto values_col = [&](const Expr &dq, const Expr &wq, const Expr &t, const Expr &jj, const Expr &o) {
+            if (!vk) return 32 * (dq + NCO * o) + 8 * t + 2 * wq + jj;
+            if (k_chunks) return 2 * (16 * (OS * dq + o) + 4 * t + wq) + jj;
+            return 2 * (8 * OS * (2 * dq + wq / 2) + 16 * (o / 2) + 2 * (o % 2) + 4 * t + wq % 2) + jj;
+        };
 
         // Q fragments: pairs 16c + 4t + w (group 4c + t) of the lane's row rr (k permuted
         // inside each 32-element chunk c so that a lane's 4 pairs are one 16-byte load; K
@@ -960,8 +982,14 @@ private:
             // V: pairs 16dq + 4t + w (head-dim columns 32dq + 8t + 2w, +1) of key 16ku + 8hf + g;
             // movmatrix turns them into the B operand (pairs along keys) below.
             Expr v_row = st == 0 ? Expr(tc.slot(2 * ku + hf, lane, kt, b)) : substitute(nt.name(), 2 * ku + hf, ext_row);
-            tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) =
-                pair_at(vin, 4 * (dq + NCO * os) + t_of_lane, 16 * (dq + NCO * os) + 4 * t_of_lane + w, kvh, v_row);
+            if (vk && k_chunks) {
+                tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) = tc.k[st](w, lane, 2 * ku + hf, dq, os, kt, h, b);
+            } else if (vk) {
+                tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) = tc.k[st](w % 2, lane, 2 * ku + hf, 2 * dq + w / 2, os, kt, h, b);
+            } else {
+                tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) =
+                    pair_at(vin, 4 * (dq + NCO * os) + t_of_lane, 16 * (dq + NCO * os) + 4 * t_of_lane + w, kvh, v_row);
+            }
             // S tile: n-tile nt, the C fragment {row g: keys 2t, 2t+1; row g+8: the same}.
             // Shared S: the warp's part first (s_part), over its SP steps.
             Func s = share ? tc.s_part[st] : tc.s[st];
@@ -1229,7 +1257,7 @@ private:
         // ptx_link's epilogue rule), and the index is clamped into o so that bounds
         // inference (which ignores predicates) asks for lv columns only.
         Expr lv = o_extend->dim(0).extent();
-        Expr col = 32 * (ro[2] + NCO * os_r) + 8 * t_r + 2 * ro[1] + ro[0];
+        Expr col = values_col(ro[2], ro[1], t_r, ro[0], os_r);
         if (padded) {
             ro.where(col < lv);
             col = min(col, lv - 1);

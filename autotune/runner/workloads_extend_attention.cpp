@@ -6,7 +6,8 @@
 //     8 kv heads;
 //   prefill_mla ("mla"): MLA's absorbed head dims 576/512 (16 q heads, one kv head), the
 //     variant lb_k7_cuda_tc_bounded_bf16_d576_512_nolse; the benchmark's case E on the same
-//     two shapes (bench_extend_attention; V here is its own tensor, not a view of K).
+//     two shapes, in MLA's absorbed layout as there: v_buffer / v_extend views of K's first
+//     512 dims (on the device too: a view shares its key tensor's copy).
 // In each class a small ragged batch is checked against the fp64 reference with the CUDA
 // suite's tensor-core tolerance; the large cases are checked against the hand schedule's
 // output (within 1e-2; bf16 has 8 mantissa bits) since an fp64 reference of them takes
@@ -33,7 +34,10 @@ public:
     std::string prepare(bool on_cuda) override {
         if (prepared_) return {};
         problem_ = testing::make_problem(case_);
+        const bool absorbed = case_.Lv < case_.Lq;  // MLA: V the first Lv dims of K
+        if (absorbed) testing::absorb_values(&problem_);
         testing::make_args(problem_, case_, LB_BOUNDED, &buffers_, /*with_lse=*/false);
+        if (absorbed) testing::values_as_key_views(problem_, &buffers_.args);
         if (exact_) {
             r64_ = reference::reference_fp64(problem_);
             r32p_ = reference::reference_naive_fp32(problem_, true);
@@ -42,12 +46,23 @@ public:
         lb_tensor *tensors[] = {&args_.q_extend, &args_.k_extend, &args_.v_extend, &args_.o_extend, &args_.k_buffer,
                                 &args_.v_buffer, &args_.qo_indptr, &args_.kv_indptr, &args_.kv_indices};
         if (on_cuda) {
+            std::vector<std::pair<void *, void *>> copied;  // (host data, its device copy)
             for (lb_tensor *t : tensors) {
                 if (t->data == nullptr) continue;
+                bool view = false;  // a view of a tensor copied already: the same device memory
+                for (const auto &[host, dev] : copied) {
+                    if (host == t->data) {
+                        t->data = dev;
+                        view = true;
+                    }
+                }
+                if (view) continue;
+                void *host = t->data;
                 auto m = std::make_unique<Memory>(testing::tensor_bytes(*t));
                 std::memcpy(m->host<uint8_t>(), t->data, m->bytes());
                 if (!m->to_device()) return "device copies failed";
                 t->data = m->data();
+                copied.push_back({host, t->data});
                 if (t == &args_.o_extend) o_ = m.get();
                 device_.push_back(std::move(m));
             }

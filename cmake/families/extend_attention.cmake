@@ -155,14 +155,21 @@ set(_lb_k8_tc_table "")
 #   11,969 against 16,999 / 13,856 us, ragged bs 8 / causal 8192), 2 % of it the wide
 #   exchange's. The library's benchmark, one H100 call against 69ffa71: K7 -11 / -14 %, K8
 #   -10 / -10 % (bench/results/2026-12-06-nvidia-h100-extend_attention-161df1b.md).
-#   K7 also takes tc_share_scatter (the reduce-scatter exchange: 3.1-3.4 % less time in the
-#   tuning runner, H100, autotune/records/k7-mla-exchange-h200.jsonl); K8 not until it has
-#   run on a GPU with it.
+#   Both take tc_share_scatter (the reduce-scatter exchange: 3.1-3.4 % less K7 time in the
+#   tuning runner, H100, autotune/records/k7-mla-exchange-h200.jsonl), and each 576/512
+#   variant has a twin for MLA's absorbed layout (VALUES_IN_KEYS, _lb_tc_options).
 # _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
 # generator gets them as block_n, tc_o_split and tc_share_s (and tc_share_v_first, tc_share_wide, tc_q_stage,
 # tc_share_scatter), ptx_link
 # the spill allowance and the mma count.
 option(LIVEBOUND_TC_SHARE_S "576/512 tensor-core variants: S shared between the warps of a q tile (tc_share_s)" ON)
+# (Off until the _vk variants have run on a GPU: built and checked by ptx_link here, not yet
+# run; docs/extend_attention.md.)
+option(LIVEBOUND_MLA_VALUES_IN_KEYS
+       "with LIVEBOUND_TC_SHARE_S: each 576/512 tensor-core variant also in MLA's absorbed layout (values_in_keys, _vk)" OFF)
+if (NOT LIVEBOUND_TC_SHARE_S)
+    set(LIVEBOUND_MLA_VALUES_IN_KEYS OFF)
+endif ()
 function(_lb_tc_tiles dqk dv block_n_out o_split_out spill_out share_out)
     set(${share_out} false PARENT_SCOPE)
     if (dqk GREATER 64)
@@ -220,27 +227,43 @@ macro(_lb_tc_padding padded d)
         set(padded_param false)
     endif ()
 endmacro()
-# livebound_k7_tc(<form> <dt> <d> <lse> [PADDED]): one K7 tensor-core variant, of head dim d
-# exactly (d: "<Lq>" or "<Lq>_<Lv>") or (PADDED) of any multiple of 8 up to d (dt bf16_e4m3 /
-# fp16_e4m3: an fp8 cache).
+# _lb_tc_options(<share> <options>...): VALUES_IN_KEYS among a variant's options sets vk_param
+# (true | false) and vk_tag ("_vk" | "") in the caller, the other options in tc_options, and
+# share_params, the generator params only shared-S variants name: with S shared the
+# reduce-scatter exchange (tc_share_scatter: H100, one call, the tuning runner against the
+# form before it, 3.1 / 3.4 % less K7 time, causal 8192 / ragged bs 8,
+# autotune/records/k7-mla-exchange-h200.jsonl; K8 the same), and values_in_keys.
+macro(_lb_tc_options share)
+    set(tc_options ${ARGN})
+    set(vk_param false)
+    set(vk_tag "")
+    set(share_params "")
+    if (${share})
+        set(share_params tc_share_scatter=true)
+    endif ()
+    if ("VALUES_IN_KEYS" IN_LIST tc_options)
+        list(REMOVE_ITEM tc_options VALUES_IN_KEYS)
+        set(vk_param true)
+        set(vk_tag _vk)
+        list(APPEND share_params values_in_keys=true)
+    endif ()
+endmacro()
+# livebound_k7_tc(<form> <dt> <d> <lse> [PADDED] [VALUES_IN_KEYS]): one K7 tensor-core
+# variant, of head dim d exactly (d: "<Lq>" or "<Lq>_<Lv>") or (PADDED) of any multiple of 8
+# up to d (dt bf16_e4m3 / fp16_e4m3: an fp8 cache); VALUES_IN_KEYS: for calls whose values
+# are views of their keys' first Lv dims (generator values_in_keys; name ..._vk).
 function(livebound_k7_tc form dt d lse)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
     _lb_tc_tiles(${dqk} ${dv} bn os spill share)
-    # With S shared, the reduce-scatter exchange (tc_share_scatter): H100, one call, the tuning
-    # runner against the form before it, 3.1 / 3.4 % less K7 time (causal 8192 / ragged bs 8;
-    # autotune/records/k7-mla-exchange-h200.jsonl). Other variants do not name the knob.
-    set(share_params "")
-    if (share)
-        set(share_params tc_share_scatter=true)
-    endif ()
+    _lb_tc_options(${share} ${ARGN})
     if (fp8 AND form STREQUAL "full")
         set(spill 128)  # the fp8 full-width twin (tests, benchmarks): 100 bytes
     endif ()
     _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} ${share} 2 mma)
     _lb_lse_facts(${lse})
-    _lb_tc_padding("${ARGN}" ${d})
-    set(name lb_k7_cuda_tc_${form}_${dt}_${dims}_${lse_tag})
+    _lb_tc_padding("${tc_options}" ${d})
+    set(name lb_k7_cuda_tc_${form}_${dt}_${dims}${vk_tag}_${lse_tag})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true dtype=${halide_type} fp8_kv_cache=${fp8} head_dim_qk=${dqk} head_dim_v=${dv}
                                 bounded=${bounded} with_lse=${with_lse} block_m=16 block_n=${bn} tc_o_split=${os}
@@ -248,7 +271,7 @@ function(livebound_k7_tc form dt d lse)
                                 ${share_params}
                                 tc_padded_head_dim=${padded_param})
     set(_lb_k7_tc_table
-        "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${with_lse}, ${name})\n"
+        "${_lb_k7_tc_table}LB_K7_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${with_lse}, ${vk_param}, ${name})\n"
         PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
@@ -256,6 +279,7 @@ function(livebound_k8_tc form dt d)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
     _lb_tc_tiles(${dqk} ${dv} bn os spill share)
+    _lb_tc_options(${share} ${ARGN})
     _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} ${share} 1 mma)
     if (fp8 AND dqk EQUAL 128)
         # One m16n8k16 step of a key-tile body is computed twice in the PTX of the fp8 K8
@@ -264,14 +288,15 @@ function(livebound_k8_tc form dt d)
         # any other change fails.
         math(EXPR mma "${mma} + 4")
     endif ()
-    _lb_tc_padding("${ARGN}" ${d})
-    set(name lb_k8_cuda_tc_${form}_${dt}_${dims})
+    _lb_tc_padding("${tc_options}" ${d})
+    set(name lb_k8_cuda_tc_${form}_${dt}_${dims}${vk_tag})
     livebound_add_kernel(${name} GENERATOR extend_attention TARGET cuda TENSOR_CORE MAX_SPILL_BYTES ${spill} EXPECT_MMA ${mma}
                          PARAMS tensor_core=true unified=true with_lse=false dtype=${halide_type} fp8_kv_cache=${fp8}
                                 head_dim_qk=${dqk} head_dim_v=${dv} bounded=${bounded} block_m=16 block_n=${bn}
                                 tc_o_split=${os} tc_share_s=${share} tc_share_v_first=false tc_share_wide=${share} tc_q_stage=${share}
+                                ${share_params}
                                 tc_padded_head_dim=${padded_param})
-    set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${name})\n"
+    set(_lb_k8_tc_table "${_lb_k8_tc_table}LB_K8_TC(${form}, ${dt16}, ${cache}, ${dqk}, ${dv}, ${padded_param}, ${vk_param}, ${name})\n"
         PARENT_SCOPE)
     set(_lb_k7_headers "${_lb_k7_headers}#include \"${name}.h\"\n" PARENT_SCOPE)
 endfunction()
@@ -299,18 +324,25 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
     # Lq != Lv, bounded: 192/128 (bf16) and MLA's 576/512 (bf16 and fp16, each with a
     # 16-bit and an fp8 cache), the only CUDA variants for 576/512 (a SIMT thread would hold
     # 514 state registers), so every dtype SGLang passes has one.
+    # Each 576/512 variant also in MLA's absorbed layout (VALUES_IN_KEYS: V fragments taken
+    # from K's, no V loads), which the runtime picks when v_buffer (and K7's v_extend) are
+    # views of their keys' first 512 dims.
     foreach (lse IN ITEMS 1 0)
         livebound_k7_tc(bounded bf16 192_128 ${lse})
-        livebound_k7_tc(bounded bf16 576_512 ${lse})
-        livebound_k7_tc(bounded fp16 576_512 ${lse})
-        livebound_k7_tc(bounded bf16_e4m3 576_512 ${lse})
-        livebound_k7_tc(bounded fp16_e4m3 576_512 ${lse})
+        foreach (dt IN ITEMS bf16 fp16 bf16_e4m3 fp16_e4m3)
+            livebound_k7_tc(bounded ${dt} 576_512 ${lse})
+            if (LIVEBOUND_MLA_VALUES_IN_KEYS)
+                livebound_k7_tc(bounded ${dt} 576_512 ${lse} VALUES_IN_KEYS)
+            endif ()
+        endforeach ()
     endforeach ()
     livebound_k8_tc(bounded bf16 192_128)
-    livebound_k8_tc(bounded bf16 576_512)
-    livebound_k8_tc(bounded fp16 576_512)
-    livebound_k8_tc(bounded bf16_e4m3 576_512)
-    livebound_k8_tc(bounded fp16_e4m3 576_512)
+    foreach (dt IN ITEMS bf16 fp16 bf16_e4m3 fp16_e4m3)
+        livebound_k8_tc(bounded ${dt} 576_512)
+        if (LIVEBOUND_MLA_VALUES_IN_KEYS)
+            livebound_k8_tc(bounded ${dt} 576_512 VALUES_IN_KEYS)
+        endif ()
+    endforeach ()
     livebound_k8_tc(bounded bf16 128)
     livebound_k8_tc(full bf16 128)
     livebound_k8_tc(bounded fp16 128)

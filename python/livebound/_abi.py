@@ -278,6 +278,7 @@ FUNCTIONS = {
         [ctypes.POINTER(lb_extend_attention_unified_args), lb_device],
     ),
     "lb_last_error": (ctypes.c_char_p, []),
+    "lb_last_variant": (ctypes.c_char_p, []),
     "lb_cuda_device_available": (ctypes.c_int, [ctypes.c_int32]),
     "lb_cuda_device_count": (ctypes.c_int32, []),
     "lb_version": (ctypes.c_char_p, []),

@@ -76,6 +76,12 @@ def last_error():
     return msg.decode("utf-8", "replace") if msg else ""
 
 
+def last_variant():
+    """lb_last_variant(): the AOT variant this thread's last call ran ("" after a failed call)."""
+    name = load_library().lb_last_variant()
+    return name.decode("utf-8", "replace") if name else ""
+
+
 def version():
     """lb_version()."""
     v = load_library().lb_version()

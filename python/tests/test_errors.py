@@ -51,6 +51,13 @@ class K1Errors(unittest.TestCase):
         self.call()
         self.assertEqual(livebound.last_error(), "")
 
+    def test_last_variant_names_what_ran(self):
+        self.call()
+        self.assertTrue(livebound.last_variant().startswith("lb_k1_cpu_bounded"), livebound.last_variant())
+        with self.assertRaises(livebound.LbError):
+            self.call(page_size=0)
+        self.assertEqual(livebound.last_variant(), "")
+
     def test_shape_error_names_page_table(self):
         with self.assertRaises(livebound.LbError) as cm:
             self.call(page_table=poisoned((3, 5)))  # narrower than max_seq_pages

@@ -9,26 +9,31 @@
 namespace livebound {
 namespace {
 thread_local std::string t_last_error;
+thread_local const char *t_last_variant = "";
 }
+
+void note_variant(const char *name) { t_last_variant = name; }
 
 lb_status guarded_call(const char *entry_point, void (*body)(const void *), const void *arg) {
     t_last_error.clear();
+    t_last_variant = "";
     glue::take_halide_error();
+    lb_status status = LB_ERROR_KERNEL;
     try {
         body(arg);
         return LB_OK;
     } catch (const Failure &f) {
         t_last_error = std::string(entry_point) + ": " + f.what();
-        return f.status;
+        status = f.status;
     } catch (const std::exception &e) {
         t_last_error = std::string(entry_point) + ": internal error: " + e.what();
-        return LB_ERROR_KERNEL;
     } catch (...) {
         // Nothing may cross the C ABI: an exception of any other type (a callback's, a
         // library's) is an internal error too.
         t_last_error = std::string(entry_point) + ": internal error: an exception that is not a std::exception";
-        return LB_ERROR_KERNEL;
     }
+    t_last_variant = "";  // (a failed call reports no variant)
+    return status;
 }
 
 }  // namespace livebound
@@ -36,6 +41,8 @@ lb_status guarded_call(const char *entry_point, void (*body)(const void *), cons
 extern "C" {
 
 const char *lb_last_error(void) { return livebound::t_last_error.c_str(); }
+
+const char *lb_last_variant(void) { return livebound::t_last_variant; }
 
 int32_t lb_cuda_device_count(void) {
 #ifdef LIVEBOUND_WITH_CUDA

@@ -25,4 +25,8 @@ public:
 // (prefixed with the entry point's name) as this thread's last error.
 lb_status guarded_call(const char *entry_point, void (*body)(const void *), const void *arg);
 
+// Records `name` (a pipeline's generated function name, static storage) as the AOT variant
+// this thread's current call ran (lb_last_variant(); guarded_call clears it).
+void note_variant(const char *name);
+
 }  // namespace livebound

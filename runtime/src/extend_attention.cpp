@@ -66,6 +66,9 @@ struct TensorCoreVariant {
     int32_t head_dim_qk, head_dim_v;
     bool padded;
     bool with_lse;
+    // MLA's absorbed layout only (generator values_in_keys): the kernel reads V as K's first
+    // Lv dims, so it serves only calls whose values are such views (values_are_key_views).
+    bool values_in_keys;
     Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 
     bool serves(int64_t Lq, int64_t Lv) const {
@@ -74,33 +77,49 @@ struct TensorCoreVariant {
     }
 };
 const TensorCoreVariant kTensorCoreVariants[] = {
-#define LB_K7_TC(form, dt, cache, dqk, dv, padded, lse, name) \
-    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, lse, LB_PIPELINE(name)},
+#define LB_K7_TC(form, dt, cache, dqk, dv, padded, lse, vk, name) \
+    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, lse, vk, LB_PIPELINE(name)},
 #include "livebound/k7_tc_variants.inc"
 #undef LB_K7_TC
-    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, {nullptr, nullptr}},  // end (the list is empty without CUDA)
+    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, false, {nullptr, nullptr}},  // end (the list is empty without CUDA)
 };
 const TensorCoreVariant kUnifiedTensorCoreVariants[] = {
-#define LB_K8_TC(form, dt, cache, dqk, dv, padded, name) \
-    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, false, LB_PIPELINE(name)},
+#define LB_K8_TC(form, dt, cache, dqk, dv, padded, vk, name) \
+    {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, false, vk, LB_PIPELINE(name)},
 #include "livebound/k8_tc_variants.inc"
 #undef LB_K8_TC
-    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, {nullptr, nullptr}},  // end
+    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, false, {nullptr, nullptr}},  // end
 };
 
+// Whether `values` ([rows, heads, Lv]) is a view of the first Lv dims of `keys` ([rows,
+// heads, Lq]): the same storage, rows and heads, as torch's k[..., :Lv] (MLA's absorbed
+// layout). Extents of 1 ignore their stride, as torch does.
+bool values_are_key_views(const lb_tensor &keys, const lb_tensor &values) {
+    if (values.data != keys.data || values.dtype != keys.dtype || values.ndim != 3 || keys.ndim != 3) return false;
+    if (values.shape[0] != keys.shape[0] || values.shape[1] != keys.shape[1] || values.shape[2] > keys.shape[2]) return false;
+    if (values.strides[2] != keys.strides[2]) return false;
+    if (values.shape[0] > 1 && values.strides[0] != keys.strides[0]) return false;
+    return values.shape[1] <= 1 || values.strides[1] == keys.strides[1];
+}
+
 // The built tensor-core variant for these facts: the exact one, else the padded one with
-// the smallest head dim that serves them; or null.
+// the smallest head dim that serves them; or null. `key_views`: the call's values are views
+// of its keys (values_are_key_views), so a values_in_keys variant may serve it, and is
+// preferred (it loads no V); without, such a variant never runs.
 template <size_t N>
 const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], lb_variant form, lb_dtype dt,
-                                          lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse) {
+                                          lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse, bool key_views) {
     const Dt want = dt_of(dt);
     const Cache cache = cache_of(cache_dt);
     const TensorCoreVariant *best = nullptr;
     for (const auto &c : table) {
-        if (!c.pipeline.argv || c.form != form || c.dtype != want || c.cache != cache || c.with_lse != lse || !c.serves(Lq, Lv)) {
+        if (!c.pipeline.argv || c.form != form || c.dtype != want || c.cache != cache || c.with_lse != lse || !c.serves(Lq, Lv) ||
+            (c.values_in_keys && !key_views)) {
             continue;
         }
-        if (!best || (best->padded && !c.padded) || (best->padded == c.padded && c.head_dim_qk < best->head_dim_qk)) {
+        if (!best || (best->padded && !c.padded) ||
+            (best->padded == c.padded && (c.head_dim_qk < best->head_dim_qk ||
+                                          (c.head_dim_qk == best->head_dim_qk && c.values_in_keys && !best->values_in_keys)))) {
             best = &c;
         }
     }
@@ -451,7 +470,9 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     // 10 % more SASS per HMMA at head dim 128); any other LSE layout runs SIMT.
     const bool lse_heads_contiguous = !with_lse || a.lse_extend.shape[1] <= 1 || a.lse_extend.strides[1] == 1;
     const TensorCoreVariant *tcv =
-        on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, with_lse) : nullptr;
+        on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, with_lse,
+                                   values_are_key_views(a.k_buffer, a.v_buffer) && values_are_key_views(a.k_extend, a.v_extend))
+                : nullptr;
     const Variant *v = pick_variant(
         kVariants, sizeof kVariants / sizeof(Variant), "K7", "q_extend", on_cuda, a.variant, dt, cache_dt, Lq, Lv, with_lse || !on_cuda,
         on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
@@ -612,7 +633,9 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     check_on_device(used, device);
     // (On CUDA a tensor-core variant when one is built and q/k/v have its layout, as K7.)
     const TensorCoreVariant *tcv =
-        on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, false) : nullptr;
+        on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, false,
+                                   values_are_key_views(a.k_buffer, a.v_buffer))
+                : nullptr;
     const Variant *v = pick_variant(kUnifiedVariants, sizeof kUnifiedVariants / sizeof(Variant), "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
                                     on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head "
                                               "dims up to 32 and multiples of 8 up to 256; full-width bf16 up to 128; "

@@ -169,6 +169,7 @@ void PipelineCall::run(const Pipeline &requested, const std::vector<PipelineArg>
         throw Failure(LB_ERROR_KERNEL,
                       "kernel failed (Halide status " + std::to_string(status) + "): " + glue::take_halide_error());
     }
+    note_variant(md.name);
 }
 
 void PipelineCall::write_int32(const lb_tensor &t, int32_t value) {

@@ -263,10 +263,10 @@ inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant va
     a.variant = variant;
 }
 
-// MLA's absorbed layout (Lv <= Lq, 16-bit caches): V is the first Lv dims of K. absorb_values
-// makes the problem's V those dims, materialised; values_as_key_views points a call's
-// v_buffer / v_extend at K's storage instead (torch's k[..., :Lv]: K's row and head strides),
-// which must give the same bits without a copy.
+// MLA's absorbed layout (Lv <= Lq; 16-bit or fp8 caches): V is the first Lv dims of K.
+// absorb_values makes the problem's V those dims, materialised; values_as_key_views points a
+// call's v_buffer / v_extend at its k_buffer / k_extend storage instead (torch's k[..., :Lv]:
+// K's dtype, row and head strides), which must give the same bits without a copy.
 inline void absorb_values(ExtendProblem *p) {
     auto take = [&](const std::vector<uint16_t> &k, std::vector<uint16_t> *v, int64_t rows) {
         for (int64_t r = 0; r < rows * p->Hkv; r++) {
@@ -276,11 +276,27 @@ inline void absorb_values(ExtendProblem *p) {
     take(p->k_buf, &p->v_buf, p->num_slots);
     take(p->k_ext, &p->v_ext, p->T);
 }
+// The first `dims` elements of each row and head of `keys` ([rows, heads, Lq]), as a view.
+inline lb_tensor key_view(const lb_tensor &keys, int64_t dims) {
+    lb_tensor v = keys;
+    v.shape[2] = dims;
+    return v;
+}
+// The 576/512 variants' four dtype forms (their names' dtype part), and a K7 or K8 case set to
+// one: bf16 or fp16 with a 16-bit cache, or with an fp8 cache and scales.
+constexpr const char *kMlaDtypes[] = {"bf16", "fp16", "bf16_e4m3", "fp16_e4m3"};
+template <class Case>
+void set_mla_dtype(Case *c, const std::string &dt) {
+    c->bf16 = dt[0] == 'b';
+    c->fp8_cache = dt.find("e4m3") != std::string::npos;
+    if (c->fp8_cache) {
+        c->k_scale = 0.5f;
+        c->v_scale = 1.7f;
+    }
+}
 inline void values_as_key_views(const ExtendProblem &p, lb_extend_attention_args *a) {
-    const lb_dtype dt = p.bf16 ? LB_BFLOAT16 : LB_FLOAT16;
-    const int64_t head = p.Lq, row = p.Hkv * p.Lq;
-    a->v_buffer = lb_tensor{const_cast<uint16_t *>(p.k_buf.data()), dt, 3, {p.num_slots, p.Hkv, p.Lv}, {row, head, 1}};
-    a->v_extend = lb_tensor{const_cast<uint16_t *>(p.k_ext.data()), dt, 3, {p.T, p.Hkv, p.Lv}, {row, head, 1}};
+    a->v_buffer = key_view(a->k_buffer, p.Lv);
+    a->v_extend = key_view(a->k_extend, p.Lv);
 }
 
 inline lb_device cpu_device() { return lb_device{LB_DEVICE_CPU, 0, nullptr}; }

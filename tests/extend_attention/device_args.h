@@ -30,7 +30,9 @@ struct AttentionDeviceArgs {
     Args host{};
     std::vector<std::pair<Member, DeviceBuffer>> buffers;
 
-    // Mirrors the tensors of `h` named in `tensors`; "" or "<tensor>: <error>".
+    // Mirrors the tensors of `h` named in `tensors`; "" or "<tensor>: <error>". A tensor whose
+    // host storage starts where an earlier one's does, inside its span (a view of it, as
+    // MLA's v_buffer of k_buffer), is the same view of that tensor's device copy.
     template <size_t N>
     std::string mirror(const Args &h, const Named (&tensors)[N]) {
         host = h;
@@ -39,6 +41,15 @@ struct AttentionDeviceArgs {
             const lb_tensor &src = h.*t.member;
             if (src.data == nullptr) continue;
             const size_t bytes = tensor_bytes(src);
+            bool view = false;
+            for (const auto &[member, buffer] : buffers) {
+                const lb_tensor &earlier = h.*member;
+                if (!view && earlier.data == src.data && bytes > 0 && bytes <= tensor_bytes(earlier)) {
+                    (args.*t.member).data = (args.*member).data;
+                    view = true;
+                }
+            }
+            if (view) continue;
             DeviceBuffer buffer;
             std::string error = buffer.allocate(bytes);
             if (error.empty() && bytes > 0) error = buffer.upload(src.data, bytes);

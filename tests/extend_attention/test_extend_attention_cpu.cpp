@@ -323,6 +323,11 @@ TEST(ExtendLayouts, MlaValuesAsKeyViewsEqualCopies) {
     make_args(p, c, LB_BOUNDED, &buf);
     values_as_key_views(p, &buf.args);
     ASSERT_EQ(lb_extend_attention_fwd(&buf.args, cpu_device()), LB_OK) << lb_last_error();
+    // (lb_last_variant: the CPU form reads V through the views, whatever they alias.)
+    EXPECT_STREQ(lb_last_variant(), "lb_k7_cpu_bounded_bf16_d576_512");
+    // A refused call ran no variant.
+    EXPECT_NE(lb_extend_attention_fwd(nullptr, cpu_device()), LB_OK);
+    EXPECT_STREQ(lb_last_variant(), "");
     EXPECT_EQ(0, std::memcmp(buf.o.data(), o_copied.data(), o_copied.size() * 2)) << "o differs";
     EXPECT_EQ(0, std::memcmp(buf.lse.data(), lse_copied.data(), lse_copied.size() * 4)) << "lse differs";
 }

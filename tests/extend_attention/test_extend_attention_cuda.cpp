@@ -925,24 +925,39 @@ TEST_F(CudaExtendEdges, NullStreamIsTheLegacyDefaultStream) {
 }
 
 // MLA's absorbed layout on tensor cores: v_buffer and v_extend as views of the first 512
-// dims of k_buffer and k_extend (row stride 576) give the bits of materialised copies.
+// dims of k_buffer and k_extend (row stride 576, the same device memory) run the
+// values_in_keys variant (V fragments taken from K's, its O columns in another order) and
+// give the bits of materialised copies, which run the variant that loads V; bf16 and fp16,
+// 16-bit and fp8 caches, with and without the LSE.
 TEST_F(CudaExtendEdges, MlaValuesAsKeyViewsEqualCopies) {
-    ExtendCase c{"mla_absorbed_views", 9, true, 8, 1, 576, 512, {40, 37, 5}, {70, 0, 12}};
-    c.window = 16;
-    ExtendProblem p = with_padding(make_problem(c), kLeadRows, kTailRows, 5009);
-    absorb_values(&p);
-    Outputs copied;
-    ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, true, stream_, &copied)) << describe(c, LB_BOUNDED, true);
-    expect_accurate(p, references(p), copied, describe(c, LB_BOUNDED, true), tensor_core_built(c, LB_BOUNDED, true));
-    ExtendBuffers buf;
-    make_args(p, c, LB_BOUNDED, &buf, true);
-    values_as_key_views(p, &buf.args);
-    DeviceArgs dev;
-    ASSERT_EQ(dev.mirror(buf.args), "");
-    ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
-    ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
-    ASSERT_EQ(dev.download_outputs(), "");
-    expect_identical(copied, Outputs{buf.o, buf.lse}, "values as views of the keys vs copies");
+    for (const char *dt : kMlaDtypes) {
+        for (bool with_lse : {true, false}) {
+            ExtendCase c{"mla_absorbed_views", 9, true, 8, 1, 576, 512, {40, 37, 5}, {70, 0, 12}};
+            c.window = 16;
+            set_mla_dtype(&c, dt);
+            const std::string what = describe(c, LB_BOUNDED, with_lse);
+            const std::string name = std::string("lb_k7_cuda_tc_bounded_") + dt + "_d576_512";
+            const std::string lse_tag = with_lse ? "_lse" : "_nolse";
+            ExtendProblem p = with_padding(make_problem(c), kLeadRows, kTailRows, 5009);
+            absorb_values(&p);
+            Outputs copied;
+            ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, with_lse, stream_, &copied)) << what;
+            EXPECT_EQ(std::string(lb_last_variant()), name + lse_tag) << what << ": copies";
+            expect_accurate(p, references(p), copied, what, tensor_core_built(c, LB_BOUNDED, with_lse));
+            ExtendBuffers buf;
+            make_args(p, c, LB_BOUNDED, &buf, with_lse);
+            values_as_key_views(p, &buf.args);
+            DeviceArgs dev;
+            ASSERT_EQ(dev.mirror(buf.args), "");
+            ASSERT_EQ(dev.args.v_buffer.data, dev.args.k_buffer.data) << what;
+            ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
+            EXPECT_EQ(std::string(lb_last_variant()), name + (LIVEBOUND_VALUES_IN_KEYS_BUILT ? "_vk" : "") + lse_tag)
+                << what << ": views";
+            ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+            ASSERT_EQ(dev.download_outputs(), "");
+            expect_identical(copied, Outputs{buf.o, buf.lse}, what + ": values as views of the keys vs copies");
+        }
+    }
 }
 
 // ---- (f) device-held garbage: clamped, memory-safe ----

@@ -372,6 +372,46 @@ TEST_F(CudaUnifiedTwin, BoundedEqualsFullWidthBitForBit) {
     }
 }
 
+// ---- (b') MLA's absorbed layout: v_buffer a view of k_buffer's first 512 dims ----
+
+// The same device memory (the view of k_buffer's copy) runs the values_in_keys variant (V
+// fragments taken from K's, its O columns in another order); it gives the bits of the call
+// on a materialised copy, which runs the variant that loads V: bf16 and fp16, 16-bit and fp8
+// caches.
+TEST_F(CudaUnifiedTwin, MlaValuesAsKeyViewsEqualCopies) {
+    for (const char *dt : kMlaDtypes) {
+        UnifiedCase c{"mla_absorbed_views", 297, true, 8, 1, 576, 512, {40, 37, 5}, {70, 0, 12}};
+        c.window = 16;
+        set_mla_dtype(&c, dt);
+        const std::string what = describe(c, LB_BOUNDED);
+        const std::string name = std::string("lb_k8_cuda_tc_bounded_") + dt + "_d576_512";
+        UnifiedProblem p = with_padding(make_unified_problem(c), kLeadRows, kTailRows, c.seed + 3000);
+        for (int64_t r = 0; r < p.num_slots * p.Hkv; r++) {  // V: the first 512 dims of K
+            std::copy_n(p.k_buf.begin() + long(r * p.Lq), p.Lv, p.v_buf.begin() + long(r * p.Lv));
+        }
+        std::vector<uint16_t> copied;
+        ASSERT_TRUE(call(p, c, LB_BOUNDED, &copied)) << what;
+        EXPECT_EQ(std::string(lb_last_variant()), name) << what << ": copies";
+        expect_unified_accurate(p, reference::reference_unified_fp64(p), reference::reference_unified_naive_fp32(p, true),
+                                copied, what + " [copies]", true);
+        UnifiedBuffers buf;
+        make_unified_args(p, c, LB_BOUNDED, &buf);
+        buf.args.v_buffer = key_view(buf.args.k_buffer, p.Lv);
+        DeviceArgs d;
+        ASSERT_EQ(d.mirror(buf.args), "") << what;
+        ASSERT_EQ(d.args.v_buffer.data, d.args.k_buffer.data) << what;
+        ASSERT_EQ(lb_extend_attention_fwd_unified(&d.args, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
+        EXPECT_EQ(std::string(lb_last_variant()), name + (LIVEBOUND_VALUES_IN_KEYS_BUILT ? "_vk" : "")) << what << ": views";
+        ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+        ASSERT_EQ(d.download_o(), "") << what;
+        size_t differ = 0, first = 0;
+        for (size_t i = 0; i < copied.size(); i++) {
+            if (buf.o[i] != copied[i] && differ++ == 0) first = i;
+        }
+        EXPECT_EQ(differ, 0u) << differ << " o elements differ; first: element " << first << "\n" << what;
+    }
+}
+
 // ---- (c) forms not built for CUDA ----
 
 using CudaUnifiedUnsupported = CudaUnifiedBase;

@@ -115,6 +115,12 @@ LB_API lb_status lb_normal_decode_set_metadata(const lb_decode_metadata_args *ar
 /* The message of the last failed call on this thread ("" after a success). */
 LB_API const char *lb_last_error(void);
 
+/* The AOT variant the last call on this thread ran, by its generated function's name (e.g.
+ * "lb_k7_cuda_tc_bounded_bf16_d576_512_vk_nolse"; a call of two launches names the second),
+ * or "" after a failed call. Which form the runtime picked for the call's facts: for
+ * engine builders checking their inputs reach the kernel they expect, and for teaching. */
+LB_API const char *lb_last_variant(void);
+
 /* 1 when CUDA device `index` can run livebound's CUDA variants, else 0. */
 LB_API int lb_cuda_device_available(int32_t index);
 
