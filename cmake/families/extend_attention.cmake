@@ -155,9 +155,10 @@ set(_lb_k8_tc_table "")
 #   11,969 against 16,999 / 13,856 us, ragged bs 8 / causal 8192), 2 % of it the wide
 #   exchange's. The library's benchmark, one H100 call against 69ffa71: K7 -11 / -14 %, K8
 #   -10 / -10 % (bench/results/2026-12-06-nvidia-h100-extend_attention-161df1b.md).
-#   Both take tc_share_scatter (the reduce-scatter exchange: 3.1-3.4 % less K7 time in the
-#   tuning runner, H100, autotune/records/k7-mla-exchange-h200.jsonl), and each 576/512
-#   variant has a twin for MLA's absorbed layout (VALUES_IN_KEYS, _lb_tc_options).
+#   K7 also takes tc_share_scatter (the reduce-scatter exchange: 3.1-3.4 % less time in the
+#   tuning runner, H100, autotune/records/k7-mla-exchange-h200.jsonl); K8 not until it has
+#   run on a GPU with it. With LIVEBOUND_MLA_VALUES_IN_KEYS each 576/512 variant has a twin
+#   for MLA's absorbed layout (VALUES_IN_KEYS, _lb_tc_options).
 # _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
 # generator gets them as block_n, tc_o_split and tc_share_s (and tc_share_v_first, tc_share_wide, tc_q_stage,
 # tc_share_scatter), ptx_link
@@ -227,18 +228,18 @@ macro(_lb_tc_padding padded d)
         set(padded_param false)
     endif ()
 endmacro()
-# _lb_tc_options(<share> <options>...): VALUES_IN_KEYS among a variant's options sets vk_param
-# (true | false) and vk_tag ("_vk" | "") in the caller, the other options in tc_options, and
-# share_params, the generator params only shared-S variants name: with S shared the
-# reduce-scatter exchange (tc_share_scatter: H100, one call, the tuning runner against the
-# form before it, 3.1 / 3.4 % less K7 time, causal 8192 / ragged bs 8,
-# autotune/records/k7-mla-exchange-h200.jsonl; K8 the same), and values_in_keys.
-macro(_lb_tc_options share)
+# _lb_tc_options(<share> <scatter> <options>...): VALUES_IN_KEYS among a variant's options
+# sets vk_param (true | false) and vk_tag ("_vk" | "") in the caller, the other options in
+# tc_options, and share_params, the generator params only shared-S variants name: with S
+# shared and <scatter> the reduce-scatter exchange (tc_share_scatter: H100, one call, the
+# tuning runner against the form before it, 3.1 / 3.4 % less K7 time, causal 8192 / ragged
+# bs 8, autotune/records/k7-mla-exchange-h200.jsonl), and values_in_keys.
+macro(_lb_tc_options share scatter)
     set(tc_options ${ARGN})
     set(vk_param false)
     set(vk_tag "")
     set(share_params "")
-    if (${share})
+    if (${share} AND ${scatter})
         set(share_params tc_share_scatter=true)
     endif ()
     if ("VALUES_IN_KEYS" IN_LIST tc_options)
@@ -256,7 +257,7 @@ function(livebound_k7_tc form dt d lse)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
     _lb_tc_tiles(${dqk} ${dv} bn os spill share)
-    _lb_tc_options(${share} ${ARGN})
+    _lb_tc_options(${share} true ${ARGN})
     if (fp8 AND form STREQUAL "full")
         set(spill 128)  # the fp8 full-width twin (tests, benchmarks): 100 bytes
     endif ()
@@ -279,7 +280,9 @@ function(livebound_k8_tc form dt d)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
     _lb_tc_tiles(${dqk} ${dv} bn os spill share)
-    _lb_tc_options(${share} ${ARGN})
+    # (K8 keeps the all-gather exchange until its reduce-scatter form has run on a GPU: built
+    # with it here, ptxas 240-255 registers, 0 spill bytes, but not run.)
+    _lb_tc_options(${share} false ${ARGN})
     _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} ${share} 1 mma)
     if (fp8 AND dqk EQUAL 128)
         # One m16n8k16 step of a key-tile body is computed twice in the PTX of the fp8 K8
