@@ -140,16 +140,18 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         //    fragments per key tile (all column blocks at once: D * BN / 64 registers, 64 at
         //    D = 128, BN = 32; BN = 64 spilled, see cmake/families/extend_attention.cmake).
         const int k_pairs = s.k_chunks ? 4 : pairs;  // tc_share_k_chunks: 16-byte K loads
+        //    With values_in_keys V's fragments are K's: the whole tile's K fragments once per
+        //    key tile, read by S's steps and, as V, by the state update (V inlined).
         if (s.values_in_keys) {
-            //  V's fragments are K's (values_in_keys): the whole tile's K fragments once
-            //  per key tile, read by S's steps and, as V, by the state update (V inlined).
-            s.k[st].compute_at(s.state, rk.x).store_in(MemoryType::Register).bound(s.w, 0, k_pairs).vectorize(s.w)
-                .unroll(s.nt).unroll(s.c);
-            pin_to_lane(s.k[st], with_os({s.lane, s.h, s.b, s.kt}));
+            s.k[st].compute_at(s.state, rk.x).unroll(s.c);
+        } else {
+            s.k[st].compute_at(sf, rs.y);
+        }
+        s.k[st].store_in(MemoryType::Register).bound(s.w, 0, k_pairs).vectorize(s.w).unroll(s.nt);
+        pin_to_lane(s.k[st], with_os({s.lane, s.h, s.b, s.kt}));
+        if (s.values_in_keys) {
             s.v[st].compute_inline();
         } else {
-            s.k[st].compute_at(sf, rs.y).store_in(MemoryType::Register).bound(s.w, 0, k_pairs).vectorize(s.w).unroll(s.nt);
-            pin_to_lane(s.k[st], with_os({s.lane, s.h, s.b, s.kt}));
             s.v[st]
                 .compute_at(s.state, rk.x)
                 .store_in(MemoryType::Register)

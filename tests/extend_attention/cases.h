@@ -267,14 +267,14 @@ inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant va
 // absorb_values makes the problem's V those dims, materialised; values_as_key_views points a
 // call's v_buffer / v_extend at its k_buffer / k_extend storage instead (torch's k[..., :Lv]:
 // K's dtype, row and head strides), which must give the same bits without a copy.
+// (V's `rows` head rows of Lv elements: the first Lv of K's rows of Lq.)
+inline void copy_key_prefixes(const std::vector<uint16_t> &k, std::vector<uint16_t> *v, int64_t rows, int64_t Lq,
+                              int64_t Lv) {
+    for (int64_t r = 0; r < rows; r++) std::copy_n(k.begin() + long(r * Lq), Lv, v->begin() + long(r * Lv));
+}
 inline void absorb_values(ExtendProblem *p) {
-    auto take = [&](const std::vector<uint16_t> &k, std::vector<uint16_t> *v, int64_t rows) {
-        for (int64_t r = 0; r < rows * p->Hkv; r++) {
-            std::copy_n(k.begin() + long(r * p->Lq), p->Lv, v->begin() + long(r * p->Lv));
-        }
-    };
-    take(p->k_buf, &p->v_buf, p->num_slots);
-    take(p->k_ext, &p->v_ext, p->T);
+    copy_key_prefixes(p->k_buf, &p->v_buf, p->num_slots * p->Hkv, p->Lq, p->Lv);
+    copy_key_prefixes(p->k_ext, &p->v_ext, p->T * p->Hkv, p->Lq, p->Lv);
 }
 // The first `dims` elements of each row and head of `keys` ([rows, heads, Lq]), as a view.
 inline lb_tensor key_view(const lb_tensor &keys, int64_t dims) {

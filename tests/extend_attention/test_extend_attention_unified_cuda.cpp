@@ -323,6 +323,16 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaUnifiedAccuracy, ::testing::ValuesIn(accurac
 
 using CudaUnifiedTwin = CudaUnifiedBase;
 
+// Two calls' o, element for element.
+void expect_same_bits(const std::vector<uint16_t> &a, const std::vector<uint16_t> &b, const std::string &what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    size_t differ = 0, first = 0;
+    for (size_t i = 0; i < a.size(); i++) {
+        if (a[i] != b[i] && differ++ == 0) first = i;
+    }
+    EXPECT_EQ(differ, 0u) << differ << " o elements differ; first: element " << first << "\n" << what;
+}
+
 TEST_F(CudaUnifiedTwin, BoundedEqualsFullWidthBitForBit) {
     std::vector<UnifiedCase> cs;
     UnifiedCase a{"twin_uneven_window", 241, true, 8, 2, 128, 128, {150, 1, 33, 0, 64, 5}, {40, 0, 200, 17, 0, 3}};
@@ -363,12 +373,7 @@ TEST_F(CudaUnifiedTwin, BoundedEqualsFullWidthBitForBit) {
         std::vector<uint16_t> ob, of;
         ASSERT_TRUE(call(p, c, LB_BOUNDED, &ob)) << describe(c, LB_BOUNDED);
         ASSERT_TRUE(call(p, c, LB_FULL_WIDTH, &of)) << describe(c, LB_FULL_WIDTH);
-        ASSERT_EQ(ob.size(), of.size());
-        size_t differ = 0, first = 0;
-        for (size_t i = 0; i < ob.size(); i++) {
-            if (ob[i] != of[i] && differ++ == 0) first = i;
-        }
-        EXPECT_EQ(differ, 0u) << differ << " o elements differ; first: element " << first << "\n" << c;
+        expect_same_bits(ob, of, ::testing::PrintToString(c));
     }
 }
 
@@ -386,9 +391,7 @@ TEST_F(CudaUnifiedTwin, MlaValuesAsKeyViewsEqualCopies) {
         const std::string what = describe(c, LB_BOUNDED);
         const std::string name = std::string("lb_k8_cuda_tc_bounded_") + dt + "_d576_512";
         UnifiedProblem p = with_padding(make_unified_problem(c), kLeadRows, kTailRows, c.seed + 3000);
-        for (int64_t r = 0; r < p.num_slots * p.Hkv; r++) {  // V: the first 512 dims of K
-            std::copy_n(p.k_buf.begin() + long(r * p.Lq), p.Lv, p.v_buf.begin() + long(r * p.Lv));
-        }
+        absorb_values(&p);
         std::vector<uint16_t> copied;
         ASSERT_TRUE(call(p, c, LB_BOUNDED, &copied)) << what;
         EXPECT_EQ(std::string(lb_last_variant()), name) << what << ": copies";
@@ -404,11 +407,7 @@ TEST_F(CudaUnifiedTwin, MlaValuesAsKeyViewsEqualCopies) {
         EXPECT_EQ(std::string(lb_last_variant()), name + (LIVEBOUND_VALUES_IN_KEYS_BUILT ? "_vk" : "")) << what << ": views";
         ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
         ASSERT_EQ(d.download_o(), "") << what;
-        size_t differ = 0, first = 0;
-        for (size_t i = 0; i < copied.size(); i++) {
-            if (buf.o[i] != copied[i] && differ++ == 0) first = i;
-        }
-        EXPECT_EQ(differ, 0u) << differ << " o elements differ; first: element " << first << "\n" << what;
+        expect_same_bits(buf.o, copied, what);
     }
 }
 

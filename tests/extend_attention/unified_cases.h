@@ -27,6 +27,12 @@ namespace livebound::testing {
 
 using reference::UnifiedProblem;
 
+// MLA's absorbed layout for K8 (cases.h's absorb_values): the cache's V is the first Lv dims
+// of its K, materialised.
+inline void absorb_values(UnifiedProblem *p) {
+    copy_key_prefixes(p->k_buf, &p->v_buf, p->num_slots * p->Hkv, p->Lq, p->Lv);
+}
+
 struct UnifiedCase {
     std::string name;
     uint32_t seed = 1;
