@@ -46,23 +46,20 @@ public:
         lb_tensor *tensors[] = {&args_.q_extend, &args_.k_extend, &args_.v_extend, &args_.o_extend, &args_.k_buffer,
                                 &args_.v_buffer, &args_.qo_indptr, &args_.kv_indptr, &args_.kv_indices};
         if (on_cuda) {
-            std::vector<std::pair<void *, void *>> copied;  // (host data, its device copy)
-            for (lb_tensor *t : tensors) {
+            const std::vector<const lb_tensor *> host(std::begin(tensors), std::end(tensors));
+            std::vector<int> viewed;  // per tensor: the earlier one it is a view of, or -1
+            for (size_t i = 0; i < host.size(); i++) viewed.push_back(testing::viewed_tensor(host, i));
+            for (size_t i = 0; i < host.size(); i++) {
+                lb_tensor *t = tensors[i];
                 if (t->data == nullptr) continue;
-                bool view = false;  // a view of a tensor copied already: the same device memory
-                for (const auto &[host, dev] : copied) {
-                    if (host == t->data) {
-                        t->data = dev;
-                        view = true;
-                    }
+                if (viewed[i] >= 0) {  // a view: the same device memory as its tensor's copy
+                    t->data = tensors[viewed[i]]->data;
+                    continue;
                 }
-                if (view) continue;
-                void *host = t->data;
                 auto m = std::make_unique<Memory>(testing::tensor_bytes(*t));
                 std::memcpy(m->host<uint8_t>(), t->data, m->bytes());
                 if (!m->to_device()) return "device copies failed";
                 t->data = m->data();
-                copied.push_back({host, t->data});
                 if (t == &args_.o_extend) o_ = m.get();
                 device_.push_back(std::move(m));
             }

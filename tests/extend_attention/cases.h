@@ -183,6 +183,20 @@ inline size_t tensor_bytes(const lb_tensor &t) {
     return size_t(last + 1) * element_bytes(t.dtype);
 }
 
+// For device copies of a call's tensors (the CUDA suites' mirror, the tuning runner): the
+// index of an earlier tensor in `tensors` that tensors[i] is a view of (same first element,
+// inside its span: MLA's v_buffer of k_buffer), or -1. A view then takes that tensor's copy,
+// so views stay views on the device. Ask before any pointer is replaced by a device one.
+inline int viewed_tensor(const std::vector<const lb_tensor *> &tensors, size_t i) {
+    const lb_tensor &t = *tensors[i];
+    const size_t bytes = tensor_bytes(t);
+    if (bytes == 0) return -1;
+    for (size_t e = 0; e < i; e++) {
+        if (tensors[e]->data == t.data && bytes <= tensor_bytes(*tensors[e])) return int(e);
+    }
+    return -1;
+}
+
 inline lb_tensor attn3(const void *data, lb_dtype dt, int64_t a, int64_t b, int64_t c) {
     return lb_tensor{const_cast<void *>(data), dt, 3, {a, b, c}, {b * c, c, 1}};
 }

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "cases.h"           // tensor_bytes
+#include "cases.h"           // tensor_bytes, viewed_tensor
 #include "cuda_test_util.h"  // DeviceBuffer
 #include "livebound/extend_attention.h"
 #include "livebound/livebound.h"
@@ -37,19 +37,17 @@ struct AttentionDeviceArgs {
     std::string mirror(const Args &h, const Named (&tensors)[N]) {
         host = h;
         args = h;
-        for (const Named &t : tensors) {
+        std::vector<const lb_tensor *> all;
+        for (const Named &t : tensors) all.push_back(&(h.*t.member));
+        for (size_t i = 0; i < N; i++) {
+            const Named &t = tensors[i];
             const lb_tensor &src = h.*t.member;
             if (src.data == nullptr) continue;
-            const size_t bytes = tensor_bytes(src);
-            bool view = false;
-            for (const auto &[member, buffer] : buffers) {
-                const lb_tensor &earlier = h.*member;
-                if (!view && earlier.data == src.data && bytes > 0 && bytes <= tensor_bytes(earlier)) {
-                    (args.*t.member).data = (args.*member).data;
-                    view = true;
-                }
+            if (int e = viewed_tensor(all, i); e >= 0) {
+                (args.*t.member).data = (args.*tensors[e].member).data;
+                continue;
             }
-            if (view) continue;
+            const size_t bytes = tensor_bytes(src);
             DeviceBuffer buffer;
             std::string error = buffer.allocate(bytes);
             if (error.empty() && bytes > 0) error = buffer.upload(src.data, bytes);
