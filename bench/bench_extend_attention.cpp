@@ -22,6 +22,8 @@
 //                              (Lq 576, Lv 512; V a view of K's first 512 dims), 16 q heads,
 //                              one kv head: D's request and C's bs-8 batch (SGLang's Triton
 //                              kernel timed on the same H200, see cases()).
+//   E/ragged_paged_mla_576_512_vcopy/bs:8   the same batch as SGLang's K7 call passes it:
+//                              v_buffer a view, v_extend a copy (v.contiguous()); K7 only.
 //
 // K8 rows, K8/<case>/{full_width,bounded}, right after the K7 rows of each case: the same
 // problem through the unified one-stage kernel (spec §3.8), on the same data. Its cache holds
@@ -97,6 +99,9 @@ struct Shape {
     // MLA's absorbed layout: v_buffer / v_extend are views of the first Dv dims of
     // k_buffer / k_extend (K's row stride), no V tensors of their own.
     bool values_in_keys = false;
+    // With values_in_keys: v_extend has its own storage (SGLang's K7 call passes
+    // v.contiguous(), a copy), only v_buffer is a view; random values (for timing).
+    bool extend_values_copied = false;
     int64_t dv() const { return Dv > 0 ? Dv : D; }
 };
 
@@ -107,6 +112,7 @@ struct Case {
     // SGLang's Triton kernel (targets.md), 0 = no comparable figure.
     double triton_bounded_ms, triton_full_ms;
     std::string triton_bounded_label, triton_full_label;
+    bool k7_only = false;          // no K8 rows (a K7 argument layout K8 has no form of)
 };
 
 int64_t sum(const std::vector<int64_t> &v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
@@ -217,6 +223,14 @@ std::vector<Case> cases() {
         r.values_in_keys = true;
         out.push_back({"E/ragged_paged_mla_576_512/bs:8", r, -1, kTritonMlaMs[1], 0, kTritonMlaLabel,
                        "no full-width MLA variant"});
+        // The same batch as SGLang's K7 call passes it: v_buffer a view, v_extend a copy.
+        Shape rc = r;
+        rc.data_key = "E/mla_bs:8_vcopy";
+        rc.extend_values_copied = true;
+        Case vcopy{"E/ragged_paged_mla_576_512_vcopy/bs:8", rc, -1, kTritonMlaMs[1], 0, kTritonMlaLabel,
+                   "no full-width MLA variant"};
+        vcopy.k7_only = true;
+        out.push_back(vcopy);
     }
     return out;
 }
@@ -317,7 +331,7 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
     const size_t nv = size_t(T * s.Hkv * Dv), nvb = size_t(num_slots * s.Hkv * Dv), no = size_t(T * s.Hq * Dv);
     uint32_t seed = s.seed * 16;
     for (std::unique_ptr<DeviceBuffer> *dst : {&in->q, &in->k, &in->v, &in->k_buf, &in->v_buf}) {
-        if (s.values_in_keys && (dst == &in->v || dst == &in->v_buf)) continue;
+        if (s.values_in_keys && (dst == &in->v_buf || (dst == &in->v && !s.extend_values_copied))) continue;
         const bool cache = dst == &in->k_buf || dst == &in->v_buf, fp8 = cache && s.fp8_cache;
         const size_t n = dst == &in->q ? nq : dst == &in->k ? nk : dst == &in->v ? nv : dst == &in->k_buf ? nb : nvb;
         const std::vector<uint16_t> host = random_bf16(n, seed++);
@@ -344,7 +358,7 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
     const lb_dtype cache_dtype = s.fp8_cache ? LB_FLOAT8_E4M3FN : LB_BFLOAT16;
     a.k_buffer = tensor3(in->k_buf->get(), num_slots, s.Hkv, s.D, cache_dtype);
     if (s.values_in_keys) {
-        a.v_extend = values_view(a.k_extend, Dv);
+        a.v_extend = s.extend_values_copied ? tensor3(in->v->get(), T, s.Hkv, Dv) : values_view(a.k_extend, Dv);
         a.v_buffer = values_view(a.k_buffer, Dv);
     } else {
         a.v_extend = tensor3(in->v->get(), T, s.Hkv, Dv);
@@ -638,6 +652,7 @@ void register_all() {
     // bounded row reports the speedup over its twin; K7 first: the K8 row reports vs_k7.
     for (const Case &c : all) {
         for (const char *kernel : {"K7", "K8"}) {
+            if (c.k7_only && kernel[1] == '8') continue;
             for (lb_variant v : {LB_FULL_WIDTH, LB_BOUNDED}) {
                 benchmark::RegisterBenchmark(row_name(kernel, c, v).c_str(), kernel[1] == '7' ? BM_K7 : BM_K8, c, v)
                     ->UseManualTime()

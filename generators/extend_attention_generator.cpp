@@ -164,6 +164,10 @@ public:
     // its O columns (movmatrix turns either), and no V is loaded: the warp owns the O
     // columns its S steps cover (values_col). v_buffer and v_extend are not read.
     GeneratorParam<bool> values_in_keys{"values_in_keys", false};
+    // With values_in_keys, K7 only: V from K in the list stage alone (v_buffer a view of
+    // k_buffer); the extend stage loads v_extend, which may be a copy (SGLang's K7 call
+    // passes v.contiguous()), at the O columns the warp owns (values_col).
+    GeneratorParam<bool> values_in_keys_list_only{"values_in_keys_list_only", false};
 
     // All inputs and outputs are added by configure() (their types are variant facts).
     // (Lq, Hq, T) dtype = torch [T, Hq, Lq], any head/token strides: queries.
@@ -930,7 +934,11 @@ private:
         if (vk && (!share || padded || DV > D || (k_chunks && NCO > FC))) {
             throw std::invalid_argument("extend_attention values_in_keys: needs tc_share_s, exact head dims and Lv <= Lq");
         }
-        tc.values_in_keys = vk;
+        const bool vk_list_only = values_in_keys_list_only;
+        if (vk_list_only && (!vk || unified)) {
+            throw std::invalid_argument("extend_attention values_in_keys_list_only: needs values_in_keys, K7 only");
+        }
+        for (int st = 0; st < 2; st++) tc.values_in_keys[st] = vk && !(vk_list_only && st == 1);
         auto values_col = [&](const Expr &dq, const Expr &wq, const Expr &t, const Expr &jj, const Expr &o) {
             if (!vk) return 32 * (dq + NCO * o) + 8 * t + 2 * wq + jj;
             if (k_chunks) return 2 * (16 * (OS * dq + o) + 4 * t + wq) + jj;
@@ -982,10 +990,16 @@ private:
             // V: pairs 16dq + 4t + w (head-dim columns 32dq + 8t + 2w, +1) of key 16ku + 8hf + g;
             // movmatrix turns them into the B operand (pairs along keys) below.
             Expr v_row = st == 0 ? Expr(tc.slot(2 * ku + hf, lane, kt, b)) : substitute(nt.name(), 2 * ku + hf, ext_row);
-            if (vk && k_chunks) {
+            if (tc.values_in_keys[st] && k_chunks) {
                 tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) = tc.k[st](w, lane, 2 * ku + hf, dq, os, kt, h, b);
-            } else if (vk) {
+            } else if (tc.values_in_keys[st]) {
                 tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) = tc.k[st](w % 2, lane, 2 * ku + hf, 2 * dq + w / 2, os, kt, h, b);
+            } else if (vk) {
+                // values_in_keys_list_only's extend stage: the same words of V as the list
+                // stage takes from K (the pairs of values_col), loaded.
+                Expr pair = k_chunks ? 16 * (OS * dq + os) + 4 * t_of_lane + w
+                                     : 8 * OS * (2 * dq + w / 2) + 16 * (os / 2) + 2 * (os % 2) + 4 * t_of_lane + w % 2;
+                tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) = pair_at(vin, pair / 4, pair, kvh, v_row);
             } else {
                 tc.v[st](w, lane, hf, ku, dq, os, kt, h, b) =
                     pair_at(vin, 4 * (dq + NCO * os) + t_of_lane, 16 * (dq + NCO * os) + 4 * t_of_lane + w, kvh, v_row);

@@ -228,15 +228,17 @@ macro(_lb_tc_padding padded d)
         set(padded_param false)
     endif ()
 endmacro()
-# _lb_tc_options(<share> <scatter> <options>...): VALUES_IN_KEYS among a variant's options
-# sets vk_param (true | false) and vk_tag ("_vk" | "") in the caller, the other options in
+# _lb_tc_options(<share> <scatter> <options>...): VALUES_IN_KEYS or VALUES_IN_LIST_KEYS among
+# a variant's options sets vk_param (how much of a call's values it takes from its keys: 0
+# none, 1 the list stage's (v_buffer a view of k_buffer; K7's extend stage loads v_extend), 2
+# every stage's) and vk_tag ("", "_vkl", "_vk") in the caller, the other options in
 # tc_options, and share_params, the generator params only shared-S variants name: with S
 # shared and <scatter> the reduce-scatter exchange (tc_share_scatter: H100, one call, the
 # tuning runner against the form before it, 3.1 / 3.4 % less K7 time, causal 8192 / ragged
-# bs 8, autotune/records/k7-mla-exchange-h200.jsonl), and values_in_keys.
+# bs 8, autotune/records/k7-mla-exchange-h200.jsonl), and values_in_keys(_list_only).
 macro(_lb_tc_options share scatter)
     set(tc_options ${ARGN})
-    set(vk_param false)
+    set(vk_param 0)
     set(vk_tag "")
     set(share_params "")
     if (${share} AND ${scatter})
@@ -244,15 +246,22 @@ macro(_lb_tc_options share scatter)
     endif ()
     if ("VALUES_IN_KEYS" IN_LIST tc_options)
         list(REMOVE_ITEM tc_options VALUES_IN_KEYS)
-        set(vk_param true)
+        set(vk_param 2)
         set(vk_tag _vk)
         list(APPEND share_params values_in_keys=true)
+    elseif ("VALUES_IN_LIST_KEYS" IN_LIST tc_options)
+        list(REMOVE_ITEM tc_options VALUES_IN_LIST_KEYS)
+        set(vk_param 1)
+        set(vk_tag _vkl)
+        list(APPEND share_params values_in_keys=true values_in_keys_list_only=true)
     endif ()
 endmacro()
 # livebound_k7_tc(<form> <dt> <d> <lse> [PADDED] [VALUES_IN_KEYS]): one K7 tensor-core
 # variant, of head dim d exactly (d: "<Lq>" or "<Lq>_<Lv>") or (PADDED) of any multiple of 8
 # up to d (dt bf16_e4m3 / fp16_e4m3: an fp8 cache); VALUES_IN_KEYS: for calls whose values
-# are views of their keys' first Lv dims (generator values_in_keys; name ..._vk).
+# are views of their keys' first Lv dims (generator values_in_keys; name ..._vk);
+# VALUES_IN_LIST_KEYS: for calls whose v_buffer is such a view of k_buffer, whatever v_extend
+# is (values_in_keys_list_only; name ..._vkl).
 function(livebound_k7_tc form dt d lse)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
@@ -329,13 +338,15 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
     # 514 state registers), so every dtype SGLang passes has one.
     # Each 576/512 variant also in MLA's absorbed layout (VALUES_IN_KEYS: V fragments taken
     # from K's, no V loads), which the runtime picks when v_buffer (and K7's v_extend) are
-    # views of their keys' first 512 dims.
+    # views of their keys' first 512 dims; K7's also with V from K in the list stage only
+    # (VALUES_IN_LIST_KEYS), for calls whose v_extend is a copy (SGLang's K7 call).
     foreach (lse IN ITEMS 1 0)
         livebound_k7_tc(bounded bf16 192_128 ${lse})
         foreach (dt IN ITEMS bf16 fp16 bf16_e4m3 fp16_e4m3)
             livebound_k7_tc(bounded ${dt} 576_512 ${lse})
             if (LIVEBOUND_MLA_VALUES_IN_KEYS)
                 livebound_k7_tc(bounded ${dt} 576_512 ${lse} VALUES_IN_KEYS)
+                livebound_k7_tc(bounded ${dt} 576_512 ${lse} VALUES_IN_LIST_KEYS)
             endif ()
         endforeach ()
     endforeach ()

@@ -67,8 +67,9 @@ struct TensorCoreVariant {
     bool padded;
     bool with_lse;
     // MLA's absorbed layout only (generator values_in_keys): the kernel reads V as K's first
-    // Lv dims, so it serves only calls whose values are such views (values_are_key_views).
-    bool values_in_keys;
+    // Lv dims in its list stage (1: K7's extend stage loads v_extend) or in every stage (2),
+    // so it serves only calls whose values are that far such views (key_view_level).
+    int values_in_keys;
     Pipeline pipeline;  // the AOT function (LB_PIPELINE)
 
     bool serves(int64_t Lq, int64_t Lv) const {
@@ -81,14 +82,14 @@ const TensorCoreVariant kTensorCoreVariants[] = {
     {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, lse, vk, LB_PIPELINE(name)},
 #include "livebound/k7_tc_variants.inc"
 #undef LB_K7_TC
-    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, false, {nullptr, nullptr}},  // end (the list is empty without CUDA)
+    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, 0, {nullptr, nullptr}},  // end (the list is empty without CUDA)
 };
 const TensorCoreVariant kUnifiedTensorCoreVariants[] = {
 #define LB_K8_TC(form, dt, cache, dqk, dv, padded, vk, name) \
     {k_##form, Dt::dt, Cache::cache, dqk, dv, padded, false, vk, LB_PIPELINE(name)},
 #include "livebound/k8_tc_variants.inc"
 #undef LB_K8_TC
-    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, false, {nullptr, nullptr}},  // end
+    {k_bounded, Dt::bf16, Cache::model, 0, 0, false, false, 0, {nullptr, nullptr}},  // end
 };
 
 // Whether `values` ([rows, heads, Lv]) is a view of the first Lv dims of `keys` ([rows,
@@ -102,24 +103,33 @@ bool values_are_key_views(const lb_tensor &keys, const lb_tensor &values) {
     return values.shape[1] <= 1 || values.strides[1] == keys.strides[1];
 }
 
+// How far a call's values are views of its keys (values_are_key_views), the scale of
+// TensorCoreVariant::values_in_keys: 0 not the cache's, 1 the cache's (v_buffer of
+// k_buffer) but not K7's extend values, 2 every stage's (K8: the cache's).
+int key_view_level(const lb_tensor &k_buffer, const lb_tensor &v_buffer, const lb_tensor *k_extend,
+                   const lb_tensor *v_extend) {
+    if (!values_are_key_views(k_buffer, v_buffer)) return 0;
+    return k_extend == nullptr || values_are_key_views(*k_extend, *v_extend) ? 2 : 1;
+}
+
 // The built tensor-core variant for these facts: the exact one, else the padded one with
-// the smallest head dim that serves them; or null. `key_views`: the call's values are views
-// of its keys (values_are_key_views), so a values_in_keys variant may serve it, and is
-// preferred (it loads no V); without, such a variant never runs.
+// the smallest head dim that serves them; or null. `key_views` (key_view_level): a
+// values_in_keys variant serves the call when its level is at most that, and the highest
+// such level is preferred (it loads the least V); at level 0 such a variant never runs.
 template <size_t N>
 const TensorCoreVariant *find_tensor_core(const TensorCoreVariant (&table)[N], lb_variant form, lb_dtype dt,
-                                          lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse, bool key_views) {
+                                          lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse, int key_views) {
     const Dt want = dt_of(dt);
     const Cache cache = cache_of(cache_dt);
     const TensorCoreVariant *best = nullptr;
     for (const auto &c : table) {
         if (!c.pipeline.argv || c.form != form || c.dtype != want || c.cache != cache || c.with_lse != lse || !c.serves(Lq, Lv) ||
-            (c.values_in_keys && !key_views)) {
+            c.values_in_keys > key_views) {
             continue;
         }
         if (!best || (best->padded && !c.padded) ||
             (best->padded == c.padded && (c.head_dim_qk < best->head_dim_qk ||
-                                          (c.head_dim_qk == best->head_dim_qk && c.values_in_keys && !best->values_in_keys)))) {
+                                          (c.head_dim_qk == best->head_dim_qk && c.values_in_keys > best->values_in_keys)))) {
             best = &c;
         }
     }
@@ -471,7 +481,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     const bool lse_heads_contiguous = !with_lse || a.lse_extend.shape[1] <= 1 || a.lse_extend.strides[1] == 1;
     const TensorCoreVariant *tcv =
         on_cuda ? find_tensor_core(kTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, with_lse,
-                                   values_are_key_views(a.k_buffer, a.v_buffer) && values_are_key_views(a.k_extend, a.v_extend))
+                                   key_view_level(a.k_buffer, a.v_buffer, &a.k_extend, &a.v_extend))
                 : nullptr;
     const Variant *v = pick_variant(
         kVariants, sizeof kVariants / sizeof(Variant), "K7", "q_extend", on_cuda, a.variant, dt, cache_dt, Lq, Lv, with_lse || !on_cuda,
@@ -634,7 +644,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     // (On CUDA a tensor-core variant when one is built and q/k/v have its layout, as K7.)
     const TensorCoreVariant *tcv =
         on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, false,
-                                   values_are_key_views(a.k_buffer, a.v_buffer))
+                                   key_view_level(a.k_buffer, a.v_buffer, nullptr, nullptr))
                 : nullptr;
     const Variant *v = pick_variant(kUnifiedVariants, sizeof kUnifiedVariants / sizeof(Variant), "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
                                     on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head "

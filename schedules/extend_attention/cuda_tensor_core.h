@@ -142,24 +142,26 @@ inline void schedule_cuda_tensor_core(TensorCoreStages &s, const TensorCoreKnobs
         const int k_pairs = s.k_chunks ? 4 : pairs;  // tc_share_k_chunks: 16-byte K loads
         //    With values_in_keys V's fragments are K's: the whole tile's K fragments once per
         //    key tile, read by S's steps and, as V, by the state update (V inlined).
-        if (s.values_in_keys) {
+        if (s.values_in_keys[st]) {
             s.k[st].compute_at(s.state, rk.x).unroll(s.c);
         } else {
             s.k[st].compute_at(sf, rs.y);
         }
         s.k[st].store_in(MemoryType::Register).bound(s.w, 0, k_pairs).vectorize(s.w).unroll(s.nt);
         pin_to_lane(s.k[st], with_os({s.lane, s.h, s.b, s.kt}));
-        if (s.values_in_keys) {
+        if (s.values_in_keys[st]) {
             s.v[st].compute_inline();
         } else {
-            s.v[st]
-                .compute_at(s.state, rk.x)
-                .store_in(MemoryType::Register)
-                .bound(s.w, 0, 4)
-                .vectorize(s.w)
-                .unroll(s.hf)
-                .unroll(s.ku)
-                .unroll(s.dq);
+            s.v[st].compute_at(s.state, rk.x).store_in(MemoryType::Register).bound(s.w, 0, 4);
+            if (s.values_in_keys[0] && !s.k_chunks) {
+                //  values_in_keys_list_only's extend stage loads the V words K's layout
+                //  gives the warp: words 0-1 and 2-3 are two steps apart (two 8-byte loads).
+                Halide::Var half("half"), pair("pair");
+                s.v[st].split(s.w, half, pair, 2).vectorize(pair).unroll(half);
+            } else {
+                s.v[st].vectorize(s.w);
+            }
+            s.v[st].unroll(s.hf).unroll(s.ku).unroll(s.dq);
             pin_to_lane(s.v[st], {s.lane, s.os, s.h, s.b, s.kt});
         }
         // 7. Q fragments re-read (16-byte loads, L1) per chunk of every key tile when they

@@ -80,7 +80,7 @@ struct TensorCoreStages {
     bool q_staged = false;            // Q reloaded from lb_q_stage per key tile (generator tc_q_stage)
     bool k_chunks = false;            // shared S: K loaded a 32-element chunk (16 bytes) per lane at a time (generator tc_share_k_chunks)
     bool share_scatter = false;       // each warp adds its own n-tiles' parts, then shares the sums (generator tc_share_scatter)
-    bool values_in_keys = false;      // V fragments are K's (generator values_in_keys): no V loads
+    bool values_in_keys[2] = {};      // per stage: V fragments are K's (generator values_in_keys): no V loads
     int num_stages = 2;
     Halide::Expr plain_logits;        // no custom mask, cap or xai (a runtime condition)
     Halide::Var w, rr, c, nt, lane, hf, ku, dq, kt, qt, h, b, os;

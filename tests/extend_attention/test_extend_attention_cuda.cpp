@@ -926,9 +926,10 @@ TEST_F(CudaExtendEdges, NullStreamIsTheLegacyDefaultStream) {
 
 // MLA's absorbed layout on tensor cores: v_buffer and v_extend as views of the first 512
 // dims of k_buffer and k_extend (row stride 576, the same device memory) run the
-// values_in_keys variant (V fragments taken from K's, its O columns in another order) and
-// give the bits of materialised copies, which run the variant that loads V; bf16 and fp16,
-// 16-bit and fp8 caches, with and without the LSE.
+// values_in_keys variant (V fragments taken from K's, its O columns in another order);
+// v_buffer alone a view (v_extend a copy, as SGLang's K7 call passes v.contiguous()) runs
+// the list-stage-only one (_vkl). Both give the bits of materialised copies, which run the
+// variant that loads V; bf16 and fp16, 16-bit and fp8 caches, with and without the LSE.
 TEST_F(CudaExtendEdges, MlaValuesAsKeyViewsEqualCopies) {
     for (const char *dt : kMlaDtypes) {
         for (bool with_lse : {true, false}) {
@@ -944,18 +945,26 @@ TEST_F(CudaExtendEdges, MlaValuesAsKeyViewsEqualCopies) {
             ASSERT_TRUE(run_on_device(p, c, LB_BOUNDED, with_lse, stream_, &copied)) << what;
             EXPECT_EQ(std::string(lb_last_variant()), name + lse_tag) << what << ": copies";
             expect_accurate(p, references(p), copied, what, tensor_core_built(c, LB_BOUNDED, with_lse));
-            ExtendBuffers buf;
-            make_args(p, c, LB_BOUNDED, &buf, with_lse);
-            values_as_key_views(p, &buf.args);
-            DeviceArgs dev;
-            ASSERT_EQ(dev.mirror(buf.args), "");
-            ASSERT_EQ(dev.args.v_buffer.data, dev.args.k_buffer.data) << what;
-            ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
-            EXPECT_EQ(std::string(lb_last_variant()), name + (LIVEBOUND_VALUES_IN_KEYS_BUILT ? "_vk" : "") + lse_tag)
-                << what << ": views";
-            ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
-            ASSERT_EQ(dev.download_outputs(), "");
-            expect_identical(copied, Outputs{buf.o, buf.lse}, what + ": values as views of the keys vs copies");
+            for (bool extend_views : {true, false}) {
+                const std::string form = what + (extend_views ? ": both values views" : ": v_buffer a view, v_extend a copy");
+                ExtendBuffers buf;
+                make_args(p, c, LB_BOUNDED, &buf, with_lse);
+                if (extend_views) {
+                    values_as_key_views(p, &buf.args);
+                } else {
+                    buf.args.v_buffer = key_view(buf.args.k_buffer, p.Lv);
+                }
+                DeviceArgs dev;
+                ASSERT_EQ(dev.mirror(buf.args), "");
+                ASSERT_EQ(dev.args.v_buffer.data, dev.args.k_buffer.data) << form;
+                ASSERT_EQ(dev.args.v_extend.data == dev.args.k_extend.data, extend_views) << form;
+                ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
+                const char *tag = !LIVEBOUND_VALUES_IN_KEYS_BUILT ? "" : extend_views ? "_vk" : "_vkl";
+                EXPECT_EQ(std::string(lb_last_variant()), name + tag + lse_tag) << form;
+                ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
+                ASSERT_EQ(dev.download_outputs(), "");
+                expect_identical(copied, Outputs{buf.o, buf.lse}, form + " vs copies");
+            }
         }
     }
 }
