@@ -256,7 +256,7 @@ macro(_lb_tc_options share scatter)
         list(APPEND share_params values_in_keys=true values_in_keys_list_only=true)
     endif ()
 endmacro()
-# livebound_k7_tc(<form> <dt> <d> <lse> [PADDED] [VALUES_IN_KEYS]): one K7 tensor-core
+# livebound_k7_tc(<form> <dt> <d> <lse> [PADDED] [VALUES_IN_KEYS | VALUES_IN_LIST_KEYS]): one K7 tensor-core
 # variant, of head dim d exactly (d: "<Lq>" or "<Lq>_<Lv>") or (PADDED) of any multiple of 8
 # up to d (dt bf16_e4m3 / fp16_e4m3: an fp8 cache); VALUES_IN_KEYS: for calls whose values
 # are views of their keys' first Lv dims (generator values_in_keys; name ..._vk);
