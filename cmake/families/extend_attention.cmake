@@ -155,21 +155,31 @@ set(_lb_k8_tc_table "")
 #   11,969 against 16,999 / 13,856 us, ragged bs 8 / causal 8192), 2 % of it the wide
 #   exchange's. The library's benchmark, one H100 call against 69ffa71: K7 -11 / -14 %, K8
 #   -10 / -10 % (bench/results/2026-12-06-nvidia-h100-extend_attention-161df1b.md).
-#   K7 also takes tc_share_scatter (the reduce-scatter exchange: 3.1-3.4 % less time in the
-#   tuning runner, H100, autotune/records/k7-mla-exchange-h200.jsonl); K8 not until it has
-#   run on a GPU with it. With LIVEBOUND_MLA_VALUES_IN_KEYS each 576/512 variant has a twin
-#   for MLA's absorbed layout (VALUES_IN_KEYS, _lb_tc_options).
+#   Both take tc_share_scatter (the reduce-scatter exchange: K7 3.1-3.4 % less time in the
+#   tuning runner, H100, autotune/records/k7-mla-exchange-h200.jsonl; K8 2.6-3.0 % in the
+#   library's benchmark). With LIVEBOUND_MLA_VALUES_IN_KEYS (on) each 576/512 variant has a
+#   twin for MLA's absorbed layout (VALUES_IN_KEYS, _lb_tc_options).
 # _lb_tc_tiles(<dqk> <dv> <bn> <o_split> <spill> <share>) sets these per head dim; the
 # generator gets them as block_n, tc_o_split and tc_share_s (and tc_share_v_first, tc_share_wide, tc_q_stage,
 # tc_share_scatter), ptx_link
 # the spill allowance and the mma count.
 option(LIVEBOUND_TC_SHARE_S "576/512 tensor-core variants: S shared between the warps of a q tile (tc_share_s)" ON)
-# (Off until the _vk variants have run on a GPU: built and checked by ptx_link here, not yet
-# run; docs/extend_attention.md.)
+# _vk twins: on. H100, one call, the library's benchmark at 24344ce built with them: K7 MLA
+# 15.3 / 16.4 % less time than 766271c's form that loads V (causal 8192 / ragged bs 8), K8
+# 17.2 / 17.1 %; tests and racecheck pass
+# (bench/results/2026-12-07-nvidia-h100-extend_attention-24344ce-vk.md).
 option(LIVEBOUND_MLA_VALUES_IN_KEYS
-       "with LIVEBOUND_TC_SHARE_S: each 576/512 tensor-core variant also in MLA's absorbed layout (values_in_keys, _vk)" OFF)
+       "with LIVEBOUND_TC_SHARE_S: each 576/512 tensor-core variant also in MLA's absorbed layout (values_in_keys, _vk)" ON)
+# _vkl twins (K7, V from K in the list stage only, for calls whose v_extend is a copy): off.
+# Same call: 15.62 ms on ragged bs 8 with v_extend a copy, against 14.59 ms for the form that
+# loads V (766271c); the extend stage's 8-byte V loads cost more than the list stage saves.
+option(LIVEBOUND_MLA_VALUES_IN_LIST_KEYS
+       "with LIVEBOUND_MLA_VALUES_IN_KEYS: K7's 576/512 variants also with V from K in the list stage only (_vkl)" OFF)
 if (NOT LIVEBOUND_TC_SHARE_S)
     set(LIVEBOUND_MLA_VALUES_IN_KEYS OFF)
+endif ()
+if (NOT LIVEBOUND_MLA_VALUES_IN_KEYS)
+    set(LIVEBOUND_MLA_VALUES_IN_LIST_KEYS OFF)
 endif ()
 function(_lb_tc_tiles dqk dv block_n_out o_split_out spill_out share_out)
     set(${share_out} false PARENT_SCOPE)
@@ -289,9 +299,9 @@ function(livebound_k8_tc form dt d)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
     _lb_tc_tiles(${dqk} ${dv} bn os spill share)
-    # (K8 keeps the all-gather exchange until its reduce-scatter form has run on a GPU: built
-    # with it here, ptxas 240-255 registers, 0 spill bytes, but not run.)
-    _lb_tc_options(${share} false ${ARGN})
+    # The reduce-scatter exchange as K7's: H100, one call, a96b624's K8 with it against
+    # 24344ce's all-gather (both _vk): 2.6 / 3.0 % less time, causal 8192 / ragged bs 8.
+    _lb_tc_options(${share} true ${ARGN})
     _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} ${share} 1 mma)
     if (fp8 AND dqk EQUAL 128)
         # One m16n8k16 step of a key-tile body is computed twice in the PTX of the fp8 K8
@@ -346,6 +356,8 @@ if ("cuda" IN_LIST LIVEBOUND_TARGETS)
             livebound_k7_tc(bounded ${dt} 576_512 ${lse})
             if (LIVEBOUND_MLA_VALUES_IN_KEYS)
                 livebound_k7_tc(bounded ${dt} 576_512 ${lse} VALUES_IN_KEYS)
+            endif ()
+            if (LIVEBOUND_MLA_VALUES_IN_LIST_KEYS)
                 livebound_k7_tc(bounded ${dt} 576_512 ${lse} VALUES_IN_LIST_KEYS)
             endif ()
         endforeach ()

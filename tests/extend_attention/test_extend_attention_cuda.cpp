@@ -928,7 +928,8 @@ TEST_F(CudaExtendEdges, NullStreamIsTheLegacyDefaultStream) {
 // dims of k_buffer and k_extend (row stride 576, the same device memory) run the
 // values_in_keys variant (V fragments taken from K's, its O columns in another order);
 // v_buffer alone a view (v_extend a copy, as SGLang's K7 call passes v.contiguous()) runs
-// the list-stage-only one (_vkl). Both give the bits of materialised copies, which run the
+// the list-stage-only one (_vkl) where it is built (LIVEBOUND_MLA_VALUES_IN_LIST_KEYS), else
+// the form that loads V. All give the bits of materialised copies, which run the
 // variant that loads V; bf16 and fp16, 16-bit and fp8 caches, with and without the LSE.
 TEST_F(CudaExtendEdges, MlaValuesAsKeyViewsEqualCopies) {
     for (const char *dt : kMlaDtypes) {
@@ -959,7 +960,8 @@ TEST_F(CudaExtendEdges, MlaValuesAsKeyViewsEqualCopies) {
                 ASSERT_EQ(dev.args.v_buffer.data, dev.args.k_buffer.data) << form;
                 ASSERT_EQ(dev.args.v_extend.data == dev.args.k_extend.data, extend_views) << form;
                 ASSERT_EQ(lb_extend_attention_fwd(&dev.args, livebound::cuda_device(device_, stream_)), LB_OK) << lb_last_error();
-                const char *tag = !LIVEBOUND_VALUES_IN_KEYS_BUILT ? "" : extend_views ? "_vk" : "_vkl";
+                const char *tag = extend_views ? (LIVEBOUND_VALUES_IN_KEYS_BUILT ? "_vk" : "")
+                                               : (LIVEBOUND_VALUES_IN_LIST_KEYS_BUILT ? "_vkl" : "");
                 EXPECT_EQ(std::string(lb_last_variant()), name + tag + lse_tag) << form;
                 ASSERT_EQ(cuda_error("cuStreamSynchronize", cuda::driver()->cuStreamSynchronize(stream_)), "");
                 ASSERT_EQ(dev.download_outputs(), "");
