@@ -238,20 +238,22 @@ macro(_lb_tc_padding padded d)
         set(padded_param false)
     endif ()
 endmacro()
-# _lb_tc_options(<share> <scatter> <options>...): VALUES_IN_KEYS or VALUES_IN_LIST_KEYS among
+# _lb_tc_options(<share> <options>...): VALUES_IN_KEYS or VALUES_IN_LIST_KEYS among
 # a variant's options sets vk_param (how much of a call's values it takes from its keys: 0
 # none, 1 the list stage's (v_buffer a view of k_buffer; K7's extend stage loads v_extend), 2
 # every stage's) and vk_tag ("", "_vkl", "_vk") in the caller, the other options in
 # tc_options, and share_params, the generator params only shared-S variants name: with S
-# shared and <scatter> the reduce-scatter exchange (tc_share_scatter: H100, one call, the
-# tuning runner against the form before it, 3.1 / 3.4 % less K7 time, causal 8192 / ragged
-# bs 8, autotune/records/k7-mla-exchange-h200.jsonl), and values_in_keys(_list_only).
-macro(_lb_tc_options share scatter)
+# shared, the reduce-scatter exchange (tc_share_scatter, K7 and K8: H100, one call each, K7 in
+# the tuning runner 3.1 / 3.4 % less time, causal 8192 / ragged bs 8,
+# autotune/records/k7-mla-exchange-h200.jsonl; K8 in the library's benchmark 2.6 / 3.0 %,
+# bench/results/2026-12-07-nvidia-h100-extend_attention-24344ce-vk.md), and
+# values_in_keys(_list_only).
+macro(_lb_tc_options share)
     set(tc_options ${ARGN})
     set(vk_param 0)
     set(vk_tag "")
     set(share_params "")
-    if (${share} AND ${scatter})
+    if (${share})
         set(share_params tc_share_scatter=true)
     endif ()
     if ("VALUES_IN_KEYS" IN_LIST tc_options)
@@ -276,7 +278,7 @@ function(livebound_k7_tc form dt d lse)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
     _lb_tc_tiles(${dqk} ${dv} bn os spill share)
-    _lb_tc_options(${share} true ${ARGN})
+    _lb_tc_options(${share} ${ARGN})
     if (fp8 AND form STREQUAL "full")
         set(spill 128)  # the fp8 full-width twin (tests, benchmarks): 100 bytes
     endif ()
@@ -299,9 +301,7 @@ function(livebound_k8_tc form dt d)
     _lb_attention_facts(${form} ${dt})
     _lb_tc_dims(${d})
     _lb_tc_tiles(${dqk} ${dv} bn os spill share)
-    # The reduce-scatter exchange as K7's: H100, one call, a96b624's K8 with it against
-    # 24344ce's all-gather (both _vk): 2.6 / 3.0 % less time, causal 8192 / ragged bs 8.
-    _lb_tc_options(${share} true ${ARGN})
+    _lb_tc_options(${share} ${ARGN})
     _lb_tc_expected_mma(${dqk} ${dv} ${bn} ${os} ${share} 1 mma)
     if (fp8 AND dqk EQUAL 128)
         # One m16n8k16 step of a key-tile body is computed twice in the PTX of the fp8 K8
