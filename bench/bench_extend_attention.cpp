@@ -24,6 +24,15 @@
 //                              kernel timed on the same H200, see cases()).
 //   E/ragged_paged_mla_576_512_vcopy/bs:8   the same batch as SGLang's K7 call passes it:
 //                              v_buffer a view, v_extend a copy (v.contiguous()); K7 only.
+//   F/gemma4_d256_{no_mask,causal_mask,span_mask}/bs:2   Gemma 4's vision prefill: head_dim
+//                              256, 16 q / 8 kv heads, two requests of 4096 extend tokens, no
+//                              prefix, causal, each with two image spans of 1024 tokens
+//                              (positions 512 and 2560); no mask, a custom mask that is the
+//                              causal rule (uint8, int64 mask_indptr), and the span mask
+//                              (causal, or both in one span: keys above the diagonal open).
+//                              A masked causal call's extend loop runs to the request's end
+//                              (the mask replaces the causal rule); useful FLOPs count the keys
+//                              the mask lets in. No Triton figure.
 //
 // K8 rows, K8/<case>/{full_width,bounded}, right after the K7 rows of each case: the same
 // problem through the unified one-stage kernel (spec §3.8), on the same data. Its cache holds
@@ -74,6 +83,8 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench_common.h"
@@ -102,8 +113,17 @@ struct Shape {
     // With values_in_keys: v_extend has its own storage (SGLang's K7 call passes
     // v.contiguous(), a copy), only v_buffer is a view; random values (for timing).
     bool extend_values_copied = false;
+    // Image spans {request, first position, length}: the shape gets two custom masks (no
+    // prefix: K7's E x (P + E) and K8's E x N layouts agree), the causal rule and the spans'.
+    struct Span {
+        int64_t b, start, length;
+    };
+    std::vector<Span> spans;
     int64_t dv() const { return Dv > 0 ? Dv : D; }
 };
+
+// A case's custom mask (shapes with spans): none, the causal rule as a mask, the span mask.
+enum class Mask { none, causal, spans };
 
 struct Case {
     std::string name;
@@ -113,18 +133,32 @@ struct Case {
     double triton_bounded_ms, triton_full_ms;
     std::string triton_bounded_label, triton_full_label;
     bool k7_only = false;          // no K8 rows (a K7 argument layout K8 has no form of)
+    Mask mask = Mask::none;
 };
 
 int64_t sum(const std::vector<int64_t> &v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
 
+// The span of request b holding position pos, or null.
+const Shape::Span *span_at(const Shape &s, int64_t b, int64_t pos) {
+    for (const Shape::Span &sp : s.spans) {
+        if (sp.b == b && pos >= sp.start && pos < sp.start + sp.length) return &sp;
+    }
+    return nullptr;
+}
+
 // Useful FLOPs (targets.md): 2 x sum over query rows of visible keys x (Lq + Lv) x q_heads
 // (4 x keys x head_dim x q_heads when Lq = Lv), causal; a window W: row m of a request with
-// prefix P sees min(P + m + 1, W + 1) keys.
+// prefix P sees min(P + m + 1, W + 1) keys; the span mask adds the keys of the row's span
+// after it.
 double useful_flops(const Case &c) {
     double keys = 0;
     for (size_t b = 0; b < c.shape.E.size(); b++) {
         const int64_t E = c.shape.E[b], P = c.shape.P[b];
-        for (int64_t m = 0; m < E; m++) keys += double(c.window > 0 ? std::min<int64_t>(P + m + 1, int64_t{c.window} + 1) : P + m + 1);
+        for (int64_t m = 0; m < E; m++) {
+            keys += double(c.window > 0 ? std::min<int64_t>(P + m + 1, int64_t{c.window} + 1) : P + m + 1);
+            const Shape::Span *sp = c.mask == Mask::spans ? span_at(c.shape, int64_t(b), P + m) : nullptr;
+            if (sp) keys += double(sp->start + sp->length - 1 - (P + m));
+        }
     }
     return 2.0 * keys * double(c.shape.D + c.shape.dv()) * double(c.shape.Hq);
 }
@@ -232,6 +266,19 @@ std::vector<Case> cases() {
         vcopy.k7_only = true;
         out.push_back(vcopy);
     }
+    // F: Gemma 4's vision prefill (header): the cost of a span mask against the same call
+    // with the causal rule as a mask, and without a mask.
+    {
+        Shape g{"F/gemma4_bs:2", 16, 8, 256, {4096, 4096}, {0, 0}, 600};
+        for (int64_t b = 0; b < 2; b++) g.spans.insert(g.spans.end(), {{b, 512, 1024}, {b, 2560, 1024}});
+        const std::pair<Mask, const char *> masks[] = {
+            {Mask::none, "no_mask"}, {Mask::causal, "causal_mask"}, {Mask::spans, "span_mask"}};
+        for (const auto &[mask, label] : masks) {
+            Case f{std::string("F/gemma4_d256_") + label + "/bs:2", g, -1, 0, 0, "no Triton figure", "no Triton figure"};
+            f.mask = mask;
+            out.push_back(f);
+        }
+    }
     return out;
 }
 
@@ -281,6 +328,10 @@ struct UnifiedInputs {
 struct Inputs {
     std::string key;
     std::unique_ptr<DeviceBuffer> q, k, v, o, k_buf, v_buf, qo, kv, idx;
+    // Shapes with spans: the two masks (uint8, E x (P + E) per request) and their int64
+    // mask_indptr.
+    std::unique_ptr<DeviceBuffer> mask_causal, mask_spans, mask_indptr;
+    int64_t mask_bytes = 0;
     lb_extend_attention_args args{};  // every field but the window, causality and variant
     int64_t T = 0;
     int64_t num_slots = 0;            // K7's cache slots
@@ -375,6 +426,34 @@ std::unique_ptr<Inputs> make_inputs(const Shape &s) {
     a.k_scale = a.v_scale = 1;
     a.skip_prefix_custom_mask = 1;
     a.xai_temperature_len = -1;
+    if (!s.spans.empty()) {
+        if (sumP != 0) {
+            in->error = "span masks need requests without a prefix (K7's and K8's mask layouts then agree)";
+            return in;
+        }
+        std::vector<uint8_t> causal, spans;
+        std::vector<int64_t> mask_indptr(1, 0);
+        for (int64_t b = 0; b < B; b++) {
+            const int64_t E = s.E[size_t(b)];
+            for (int64_t m = 0; m < E; m++) {
+                const Shape::Span *row_span = span_at(s, b, m);
+                for (int64_t n = 0; n < E; n++) {
+                    causal.push_back(n <= m);
+                    spans.push_back(n <= m || (row_span != nullptr && span_at(s, b, n) == row_span));
+                }
+            }
+            mask_indptr.push_back(int64_t(causal.size()));
+        }
+        in->mask_bytes = int64_t(causal.size());
+        in->mask_causal = std::make_unique<DeviceBuffer>(causal.size());
+        in->mask_spans = std::make_unique<DeviceBuffer>(spans.size());
+        in->mask_indptr = std::make_unique<DeviceBuffer>(mask_indptr.size() * 8);
+        if (!in->mask_causal->upload(causal.data(), causal.size()) || !in->mask_spans->upload(spans.data(), spans.size()) ||
+            !in->mask_indptr->upload(mask_indptr.data(), mask_indptr.size() * 8)) {
+            in->error = "custom masks: device allocation or copy failed";
+            return in;
+        }
+    }
     in->num_slots = num_slots;
     in->qo_indptr = std::move(qo_indptr);
     in->kv_indptr = std::move(kv_indptr);
@@ -580,6 +659,14 @@ std::unique_ptr<cuda::ScopedContext> enter_device(benchmark::State &state) {
     return scope;
 }
 
+// The case's custom mask and mask_indptr (absent tensors for Mask::none).
+std::pair<lb_tensor, lb_tensor> mask_tensors(const Case &c, const Inputs &in) {
+    if (c.mask == Mask::none) return {lb_tensor{}, lb_tensor{}};
+    const DeviceBuffer &bytes = c.mask == Mask::causal ? *in.mask_causal : *in.mask_spans;
+    return {livebound::tensor_1d(bytes.get(), LB_UINT8, in.mask_bytes),
+            livebound::tensor_1d(in.mask_indptr->get(), LB_INT64, int64_t(c.shape.E.size()) + 1)};
+}
+
 void BM_K7(benchmark::State &state, const Case &c, lb_variant variant) {
     const std::unique_ptr<cuda::ScopedContext> scope = enter_device(state);
     if (!scope) return;
@@ -589,6 +676,7 @@ void BM_K7(benchmark::State &state, const Case &c, lb_variant variant) {
         return;
     }
     lb_extend_attention_args a = in.args;
+    std::tie(a.custom_mask, a.mask_indptr) = mask_tensors(c, in);
     a.sliding_window_size = c.window;
     a.variant = variant;
     const std::vector<double> ms =
@@ -626,6 +714,7 @@ void BM_K8(benchmark::State &state, const Case &c, lb_variant variant) {
         return;
     }
     lb_extend_attention_unified_args a = u.args;
+    std::tie(a.custom_mask, a.mask_indptr) = mask_tensors(c, inputs_for(c.shape));
     a.sliding_window_size = c.window;
     a.variant = variant;
     const std::vector<double> ms =

@@ -211,8 +211,10 @@ public:
     // [>= 1] uint8, flat: request b's E x (P + E + wko) mask at mask_indptr[b]; nonzero =
     // visible (read only when has_mask; the runtime passes one dummy byte otherwise).
     Input<Buffer<uint8_t, 1>> *custom_mask = nullptr;
-    // [B + 1] int64: start of request b's mask (read only when has_mask).
-    Input<Buffer<int64_t, 1>> *mask_indptr = nullptr;
+    // [B + 1] int32, any stride: start of request b's mask (read only when has_mask). An
+    // index input like qo_indptr (an int64 tensor arrives as its low words): a valid start is
+    // at most custom_mask's length, which is below 2^31 (every tensor extent is).
+    Input<Buffer<int32_t, 1>> *mask_indptr = nullptr;
     // [>= 1] int32: leading mask columns to skip per request (read only when use_wko).
     Input<Buffer<int32_t, 1>> *window_kv_offsets = nullptr;
     Input<bool> *has_mask = nullptr;
@@ -273,7 +275,7 @@ public:
         k_scale = add_input<float>("k_scale");
         v_scale = add_input<float>("v_scale");
         custom_mask = add_input<Buffer<uint8_t, 1>>("custom_mask");
-        mask_indptr = add_input<Buffer<int64_t, 1>>("mask_indptr");
+        mask_indptr = add_input<Buffer<int32_t, 1>>("mask_indptr");
         if (!unified) window_kv_offsets = add_input<Buffer<int32_t, 1>>("window_kv_offsets");
         has_mask = add_input<bool>("has_mask");
         if (!unified) {
@@ -666,7 +668,7 @@ private:
         sem.num_stages = 2;
         sem.list_has_upper = false;
         sem.req = r;
-        sem.limits = window_limits(*sliding_window, *is_causal, big, Expr());
+        sem.limits = window_limits(*sliding_window, *is_causal, big, *has_mask);
         const Expr W_eff = sem.limits.W_eff, U = sem.limits.U, pos0 = r.pos0, P = r.P;
         sem.visible_list = [=](const Expr &m, const Expr &j) { return (pos0 + m) - j <= W_eff; };
         sem.visible_extend = [=](const Expr &m, const Expr &n) { return (m - n <= W_eff) && (n - m <= U); };
@@ -728,7 +730,8 @@ private:
     // into the mask buffer: memory safety for any input).
     std::function<Expr(const Expr &, const Expr &)> mask_reader(const Expr &row_len, const Expr &col_offset) {
         Expr mask_len = custom_mask->dim(0).extent();
-        Expr mask_start = (*mask_indptr)(clamp(b, 0, mask_indptr->dim(0).extent() - 1)) + cast<int64_t>(col_offset);
+        Expr offset = cast<int64_t>((*mask_indptr)(clamp(b, 0, mask_indptr->dim(0).extent() - 1)));
+        Expr mask_start = offset + cast<int64_t>(col_offset);
         Input<Buffer<uint8_t, 1>> *mask = custom_mask;
         return [=](const Expr &m, const Expr &col) {
             Expr i = clamp(mask_start + cast<int64_t>(m) * row_len + cast<int64_t>(col), cast<int64_t>(0),

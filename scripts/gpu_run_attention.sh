@@ -30,7 +30,7 @@ if [[ -f gpu-bundle/lib/liblivebound.so ]]; then
 fi
 # Sanitizers: the tensor-core kernels on a few accuracy cases (every stage, masks, GQA,
 # head dims 64, 80 (padded), 96, 128, 192/128 and 256, int32 indices, fp8 caches).
-sanitize_filter='Cases/CudaExtendAccuracy.*/uneven_causal:Cases/CudaExtendAccuracy.*/window_small:Cases/CudaExtendAccuracy.*/mask_causal:Cases/CudaExtendAccuracy.*/bf16_d64_gqa4:Cases/CudaExtendAccuracy.*/fp16_d64_gqa8_cap_sinks:Cases/CudaExtendAccuracy.*/int32_contiguous_sinks:Cases/CudaExtendAccuracy.*/cuda_bf16_d256*:Cases/CudaExtendAccuracy.*/*head_dim*:Cases/CudaExtendAccuracy.*/cuda_fp8_bf16_d128*:Cases/CudaExtendTwin.*'
+sanitize_filter='Cases/CudaExtendAccuracy.*/span_*:CudaExtendSpanMask.*:Cases/CudaExtendAccuracy.*/uneven_causal:Cases/CudaExtendAccuracy.*/window_small:Cases/CudaExtendAccuracy.*/mask_causal:Cases/CudaExtendAccuracy.*/bf16_d64_gqa4:Cases/CudaExtendAccuracy.*/fp16_d64_gqa8_cap_sinks:Cases/CudaExtendAccuracy.*/int32_contiguous_sinks:Cases/CudaExtendAccuracy.*/cuda_bf16_d256*:Cases/CudaExtendAccuracy.*/*head_dim*:Cases/CudaExtendAccuracy.*/cuda_fp8_bf16_d128*:Cases/CudaExtendTwin.*'
 for tool in memcheck racecheck; do
     compute-sanitizer --tool "$tool" --print-limit 20 gpu-bundle/tests/test_extend_attention_cuda \
         --gtest_filter="$sanitize_filter" >"$out/sanitizer_$tool.log" 2>&1

@@ -64,15 +64,16 @@ struct Limits {
     Halide::Expr W_eff, U;
 };
 
-// `mask_replaces_causal` (K8 only, else undefined): with a custom mask the causal rule is
-// off and so is the upper window side (spec §3.8).
+// `has_mask`: a custom mask is given. It replaces the causal rule (spec §3.7.2, §3.8; K7 and
+// K8 alike): with is_causal the keys after the query are limited by the mask alone, so U is
+// `big` (the window limits keys before the query only); without is_causal the window keeps
+// both sides.
 inline Limits window_limits(const Halide::Expr &sliding_window, const Halide::Expr &is_causal, const Halide::Expr &big,
-                            const Halide::Expr &mask_replaces_causal) {
+                            const Halide::Expr &has_mask) {
     using Halide::select;
     Limits l;
     l.W_eff = select(sliding_window > 0, sliding_window, big);
-    l.U = select(is_causal, 0, l.W_eff);
-    if (mask_replaces_causal.defined()) l.U = select(is_causal && mask_replaces_causal, big, l.U);
+    l.U = select(is_causal && has_mask, big, select(is_causal, 0, l.W_eff));
     return l;
 }
 

@@ -418,7 +418,7 @@ def extend_attention_fwd(
 
     Tensors: q/k/v_extend, o_extend, k/v_buffer float16 or bfloat16 (3-D, one dtype);
     qo_indptr, kv_indptr int32; kv_indices int32 / int64; sinks and lse_extend float32;
-    custom_mask uint8 or bool (flat); mask_indptr int64; window_kv_offsets int32.
+    custom_mask uint8 or bool (flat); mask_indptr and window_kv_offsets int32 or int64.
     k_scale, v_scale (None: 1), sm_scale (None or 0: 1/sqrt(Lq)) and logit_cap are host
     numbers (a CUDA 0-d tensor works but float() of it synchronises: pass Python floats).
 
@@ -492,7 +492,7 @@ def extend_attention_fwd_unified(
     Tensors: q, o, k_buffer, v_buffer float16 or bfloat16 (3-D, one dtype); qo_indptr,
     kv_indptr, prefix_lens int32; kv_indices int32 / int64 (request b's P_b prefix slots,
     then its E_b extend slots, all already in the cache); sinks float32; custom_mask uint8
-    or bool (flat, E x N per request); mask_indptr int64.
+    or bool (flat, E x N per request); mask_indptr int32 or int64.
 
     Differences from SGLang: mask_indptr is ignored when custom_mask is None;
     window_start_pos is accepted and ignored (it cancels out of the window test);

@@ -493,7 +493,7 @@ def _extend_attention_fwd_op(
     kv_indices: Tensor,  # [>= kv_indptr[B]] int32 | int64: cache slot of each prefix key
     custom_mask: Optional[Tensor],  # [n] uint8 | bool, flat: request b's E x (P + E + wko) mask at mask_indptr[b]
     is_causal: bool,  # causal masking inside the extend chunk
-    mask_indptr: Optional[Tensor],  # [B + 1] int64, required iff custom_mask (ignored without it)
+    mask_indptr: Optional[Tensor],  # [B + 1] int32 | int64, required iff custom_mask (ignored without it)
     max_len_extend: int,  # >= every request's extend length E_b, in tokens
     k_scale: float,  # dequant scale of the cache keys (prefix only); 1 = none
     v_scale: float,  # dequant scale of the cache values (prefix only); 1 = none
@@ -579,7 +579,7 @@ def _extend_attention_fwd_unified_op(
     prefix_lens: Tensor,  # [B] int32 | int64: P_b in tokens
     max_len_extend: int,  # >= every E_b, in tokens
     custom_mask: Optional[Tensor] = None,  # [n] uint8 | bool, flat: request b's E x (P + E) mask at mask_indptr[b]
-    mask_indptr: Optional[Tensor] = None,  # [B + 1] int64, required iff custom_mask (ignored without it)
+    mask_indptr: Optional[Tensor] = None,  # [B + 1] int32 | int64, required iff custom_mask (ignored without it)
     sm_scale: Optional[float] = None,  # softmax scale; None: 1 / sqrt(Lq)
     logit_cap: float = 0.0,  # > 0: tanh soft cap; 0 off
     is_causal: bool = True,  # key n visible to query m iff n <= P + m (without a custom mask)

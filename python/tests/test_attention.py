@@ -89,7 +89,8 @@ def reference_k7(p, causal, W, sm_scale, logit_cap, k_scale, v_scale, sinks, xai
             j = np.arange(P)
             n = np.arange(E)
             vis_p = np.ones(P, bool) if W <= 0 else (pos - j <= W)
-            vis_e = (n <= m) if causal else np.ones(E, bool)
+            # (a custom mask replaces the causal rule)
+            vis_e = (n <= m) if causal and mask is None else np.ones(E, bool)
             if W > 0:
                 vis_e &= (m - n <= W) & (True if causal else (n - m <= W))
             if mask is not None:
@@ -201,6 +202,24 @@ def causal_mask(P, E, rng, keep=0.6):
     return np.concatenate(blocks + [np.zeros(3, np.uint8)]), np.array(starts, dtype=np.int64)
 
 
+def span_mask(P, E, spans):
+    """Gemma 4's image spans: request b's E x (P + E) block sees key position <= query
+    position, or both in one of its spans (b, first position, length), keys above the
+    diagonal included; and its int64 mask_indptr."""
+    blocks, starts = [], [0]
+    for b, (p, e) in enumerate(zip(P, E)):
+        span = np.full(p + e, -1)
+        for i, (sb, first, length) in enumerate(spans):
+            if sb == b:
+                span[first:first + length] = i
+        qpos = p + np.arange(e)[:, None]
+        kpos = np.arange(p + e)[None, :]
+        blk = ((kpos <= qpos) | ((span[kpos] >= 0) & (span[kpos] == span[qpos]))).astype(np.uint8)
+        blocks.append(blk.ravel())
+        starts.append(starts[-1] + blk.size)
+    return np.concatenate(blocks), np.array(starts, dtype=np.int64)
+
+
 def _rows(p):
     rows = np.zeros(p.T, bool)
     rows[p.qo[0]:p.qo[-1]] = True
@@ -266,6 +285,24 @@ class K7ExtendAttention(unittest.TestCase):
                 o, lse = self.run_case(p, "bounded", True, -1, None, None, 0.0, 1.0, 1.0, -1, True,
                                        mask.astype(bool), mask_indptr, skip_prefix_mask)
                 self.check(p, o, lse, want_o, want_lse)
+
+    def test_span_mask_decides_alone(self):
+        # Keys above the diagonal inside a span are seen under is_causal (the mask replaces
+        # the causal rule): the same output as is_causal=False; mask_indptr int32 or int64.
+        p = Problem(BF16, seed=80)
+        spans = [(b, max(p.P[b] - 2, 0), 5) for b in range(p.B)]
+        mask, mask_indptr = span_mask(p.P, p.E, spans)
+        want_o, want_lse = reference_k7(p, True, -1, None, 0.0, 1.0, 1.0, None, -1, mask, mask_indptr, False)
+        outs = []
+        for causal in (True, False):
+            for indptr in (mask_indptr, mask_indptr.astype(np.int32)):
+                with self.subTest(is_causal=causal, mask_indptr=indptr.dtype.name):
+                    o, lse = self.run_case(p, "bounded", causal, -1, None, None, 0.0, 1.0, 1.0, -1, True,
+                                           mask, indptr, False)
+                    self.check(p, o, lse, want_o, want_lse)
+                    outs.append(o)
+        for o in outs[1:]:
+            np.testing.assert_array_equal(o, outs[0])
 
     def test_mask_indptr_ignored_without_mask(self):
         # SGLang's kernel ignores mask_indptr when custom_mask is None; so does the wrapper.

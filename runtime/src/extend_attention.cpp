@@ -2,8 +2,8 @@
 // bounded/full-width x dtype x KV-cache dtype x head dims, from
 // cmake/families/extend_attention.cmake) and call it on the caller's memory, with the
 // caller's device and stream on CUDA (nothing allocated, no sync: graph-capturable).
-// Index arguments may be int32 or int64 each: the variants read int32 with any stride, and
-// an int64 tensor is passed as the view of its low 32-bit words (index_view).
+// Index arguments (mask_indptr too) may be int32 or int64 each: the variants read int32 with
+// any stride, and an int64 tensor is passed as the view of its low 32-bit words (index_view).
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -267,14 +267,16 @@ void check_sinks(const lb_tensor &sinks, int64_t Hq, const char *what) {
     }
 }
 
-// Optional custom mask (flat uint8) with its [B + 1] int64 mask_indptr; true when given.
+// Optional custom mask (flat uint8) with its [B + 1] int32 or int64 mask_indptr; true when
+// given. (A valid start is at most custom_mask's length, below 2^31 like every extent: the
+// variants read mask_indptr as an index view, as qo_indptr.)
 bool check_mask(const lb_tensor &mask, const lb_tensor &mask_indptr, int64_t B) {
     if (validate::is_absent(mask)) {
         if (!validate::is_absent(mask_indptr)) bad_argument("mask_indptr", "is given but custom_mask is not");
         return false;
     }
     validate::tensor(mask, "custom_mask", {LB_UINT8}, 1);
-    validate::tensor(mask_indptr, "mask_indptr", {LB_INT64}, 1);  // (offsets may pass 2^31)
+    validate::tensor(mask_indptr, "mask_indptr", {LB_INT32, LB_INT64}, 1);
     validate::extent_equals(mask_indptr, "mask_indptr", 0, B + 1, "B + 1 (qo_indptr length)");
     return true;
 }
@@ -537,7 +539,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
         lse = lb_tensor{lse_scratch.data(), LB_FLOAT32, 2, {T, Hq}, {Hq, 1}};
     }
     const lb_tensor mask = has_mask && a.custom_mask.shape[0] > 0 ? a.custom_mask : scalar_view(LB_UINT8);
-    const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
+    const lb_tensor mask_indptr = has_mask ? index_view(a.mask_indptr) : scalar_view(LB_INT32);
     const lb_tensor wko =
         use_wko && a.window_kv_offsets.shape[0] > 0 ? index_view(a.window_kv_offsets) : scalar_view(LB_INT32);
 
@@ -558,7 +560,7 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     halide_buffer_t *kvi = call.wrap_1d(kv_indices, "kv_indices", kv_indices.shape[0]);
     halide_buffer_t *sk = call.wrap_nd(sinks, "sinks");
     halide_buffer_t *cm = call.wrap_nd(mask, "custom_mask");
-    halide_buffer_t *mi = call.wrap_nd(mask_indptr, "mask_indptr");
+    halide_buffer_t *mi = call.wrap_1d(mask_indptr, "mask_indptr", B + 1);
     halide_buffer_t *wk = call.wrap_nd(wko, "window_kv_offsets");
     bool has_mask_arg = has_mask, skip_prefix_mask = a.skip_prefix_custom_mask != 0, use_wko_arg = use_wko;
     bool skip_prefix = a.skip_prefix != 0, skip_extend = a.skip_extend != 0;
@@ -687,7 +689,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     if (kv_indices.shape[0] == 0) kv_indices = scalar_view(LB_INT32);
     const lb_tensor sinks = has_sinks ? a.sinks : scalar_view(LB_FLOAT32);
     const lb_tensor mask = has_mask && a.custom_mask.shape[0] > 0 ? a.custom_mask : scalar_view(LB_UINT8);
-    const lb_tensor mask_indptr = has_mask ? a.mask_indptr : scalar_view(LB_INT64);
+    const lb_tensor mask_indptr = has_mask ? index_view(a.mask_indptr) : scalar_view(LB_INT32);
 
     PipelineCall call(device);
     // The tensor-core variant (above) when q/k/v have its layout (as K7).
@@ -705,7 +707,7 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
     halide_buffer_t *pl = call.wrap_1d(index_view(a.prefix_lens), "prefix_lens", B);
     halide_buffer_t *sk = call.wrap_nd(sinks, "sinks");
     halide_buffer_t *cm = call.wrap_nd(mask, "custom_mask");
-    halide_buffer_t *mi = call.wrap_nd(mask_indptr, "mask_indptr");
+    halide_buffer_t *mi = call.wrap_1d(mask_indptr, "mask_indptr", B + 1);
     halide_buffer_t *o = call.wrap_nd(a.o, "o");
     bool has_sinks_arg = has_sinks, causal = a.is_causal != 0, has_mask_arg = has_mask;
     int32_t window = a.sliding_window_size, max_len = static_cast<int32_t>(a.max_len_extend);

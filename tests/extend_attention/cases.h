@@ -40,6 +40,16 @@ struct ExtendCase {
     // probability mask_density), window_kv_offsets (random in [0, 5]), the stage switches.
     bool custom_mask = false;
     float mask_density = 0.7f;
+    // Image spans (Gemma 4's vision tokens): with custom_mask, the mask is the model's instead
+    // of a random one: key position <= query position, or both in one span, so under is_causal
+    // it opens keys above the diagonal. Spans are {request, first position, length}, positions
+    // 0 .. P + E - 1 of the request (prefix key j at j, extend token n at P + n): a span may
+    // start in the cached prefix.
+    struct Span {
+        int64_t b, start, length;
+    };
+    std::vector<Span> spans;
+    bool mask_indptr32 = false;  // mask_indptr passed as int32 (else int64)
     bool skip_prefix_custom_mask = false;
     bool window_kv_offsets = false;
     int32_t xai_temperature_len = -1;
@@ -57,7 +67,10 @@ inline std::ostream &operator<<(std::ostream &os, const ExtendCase &c) {
     for (auto e : c.E) os << e << ",";
     os << "} P={";
     for (auto p : c.P) os << p << ",";
-    return os << "} kv_indices i" << (c.index64 ? 64 : 32) << " indptr i" << (c.indptr64 ? 64 : 32)
+    os << "} spans={";
+    for (const auto &sp : c.spans) os << "b" << sp.b << ":" << sp.start << "+" << sp.length << ",";
+    return os << "} mask_indptr i" << (c.mask_indptr32 ? 32 : 64) << " kv_indices i" << (c.index64 ? 64 : 32)
+              << " indptr i" << (c.indptr64 ? 64 : 32)
               << (c.fp8_cache ? " cache e4m3" : " cache 16-bit") << (c.shuffle_slots ? " shuffled" : " contiguous")
               << " mask=" << c.custom_mask << "/" << c.mask_density << " skip_prefix_mask=" << c.skip_prefix_custom_mask
               << " wko=" << c.window_kv_offsets << " xai=" << c.xai_temperature_len << " skip_prefix=" << c.skip_prefix
@@ -125,6 +138,13 @@ inline ExtendProblem make_problem(const ExtendCase &c) {
         // Each request's block, with a few unused bytes between blocks; the wko leading
         // columns (never read) hold random bytes too.
         std::bernoulli_distribution keep(c.mask_density);
+        auto span_of = [&](int64_t b, int64_t pos) {  // index of the span holding pos, or -1
+            for (size_t i = 0; i < c.spans.size(); i++) {
+                const ExtendCase::Span &sp = c.spans[i];
+                if (sp.b == b && pos >= sp.start && pos < sp.start + sp.length) return int64_t(i);
+            }
+            return int64_t(-1);
+        };
         p.custom_mask.assign(3, 1);
         for (int64_t b = 0; b < p.B; b++) {
             const int64_t E = p.E(b), P = p.P(b), w = p.wko(b);
@@ -132,6 +152,12 @@ inline ExtendProblem make_problem(const ExtendCase &c) {
             for (int64_t m = 0; m < E; m++) {
                 for (int64_t col = 0; col < w + P + E; col++) {
                     const int64_t n = col - w - P;
+                    if (!c.spans.empty()) {
+                        const int64_t qpos = P + m, kpos = col - w, span = span_of(b, kpos);
+                        const bool seen = col >= w && (kpos <= qpos || (span >= 0 && span == span_of(b, qpos)));
+                        p.custom_mask.push_back(seen ? 1 : uint8_t(col < w && keep(rng)));
+                        continue;
+                    }
                     p.custom_mask.push_back(c.causal && n > m ? 0 : uint8_t(keep(rng)));
                 }
             }
@@ -149,6 +175,7 @@ struct ExtendBuffers {
     std::vector<float> lse;
     std::vector<int32_t> idx32;                                    // kv_indices as int32
     std::vector<int64_t> qo_indptr64, kv_indptr64, window_kv_offsets64;  // indptr64 copies
+    std::vector<int32_t> mask_indptr32;                            // mask_indptr32 copy
     std::vector<uint8_t> k_buffer8, v_buffer8;                     // the fp8 cache's e4m3 bytes
     lb_extend_attention_args args{};
 
@@ -265,7 +292,12 @@ inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant va
     if (p.has_mask()) {
         a.custom_mask = lb_tensor{const_cast<uint8_t *>(p.custom_mask.data()), LB_UINT8, 1,
                                   {int64_t(p.custom_mask.size())}, {1}};
-        a.mask_indptr = lb_tensor{const_cast<int64_t *>(p.mask_indptr.data()), LB_INT64, 1, {p.B + 1}, {1}};
+        if (c.mask_indptr32) {
+            out->mask_indptr32.assign(p.mask_indptr.begin(), p.mask_indptr.end());
+            a.mask_indptr = index1(out->mask_indptr32);
+        } else {
+            a.mask_indptr = index1(p.mask_indptr);
+        }
     }
     if (!p.window_kv_offsets.empty()) {
         a.window_kv_offsets = index1_as(p.window_kv_offsets, c.indptr64, &out->window_kv_offsets64);
@@ -314,6 +346,28 @@ inline void values_as_key_views(const ExtendProblem &p, lb_extend_attention_args
 }
 
 inline lb_device cpu_device() { return lb_device{LB_DEVICE_CPU, 0, nullptr}; }
+
+// Custom masks of image spans (ExtendCase::spans), for the sweep and the span tests.
+// Without a window (span_causal), with a window longer and shorter than spans, sinks,
+// window_kv_offsets and an int32 mask_indptr (span_window), fp16 64/64 GQA 8:1.
+inline std::vector<ExtendCase> span_mask_cases() {
+    std::vector<ExtendCase> cs;
+    ExtendCase c{"span_causal", 141, true, 8, 2, 128, 128, {450, 40, 17, 5}, {20, 100, 0, 3}};
+    c.custom_mask = true;
+    c.sinks = true;
+    c.spans = {{0, 5, 17},   {0, 31, 1}, {0, 33, 15}, {0, 48, 16}, {0, 66, 17}, {0, 90, 100},
+               {0, 166, 300}, {1, 90, 30}, {1, 125, 15}, {2, 0, 17}};
+    cs.push_back(c);
+    ExtendCase w{"span_window_wko_mask_indptr32", 142, false, 8, 1, 64, 64, {300, 60, 33}, {40, 10, 0}};
+    w.custom_mask = true;
+    w.window = 24;
+    w.window_kv_offsets = true;
+    w.sinks = true;
+    w.mask_indptr32 = true;
+    w.spans = {{0, 30, 17}, {0, 60, 100}, {0, 200, 16}, {1, 5, 15}, {1, 20, 1}, {1, 40, 30}, {2, 0, 33}};
+    cs.push_back(w);
+    return cs;
+}
 
 // The accuracy sweep.
 inline std::vector<ExtendCase> extend_cases() {
@@ -412,6 +466,12 @@ inline std::vector<ExtendCase> extend_cases() {
         n.sinks = true;
         add(n);
     }
+    // Image spans (Gemma 4): the mask opens keys above the diagonal inside each span, and it
+    // alone decides under is_causal. Spans of 1, 15, 16, 17, 100 and 300 tokens at offsets
+    // that cross q-tile and key-tile boundaries (16, 32, 64) and the prefix / extend boundary
+    // (request 0's first span, request 1's first), several per request, a whole request as
+    // one span; GQA 4:1, sinks, the LSE (every CPU call), int64 mask_indptr.
+    for (const ExtendCase &c : span_mask_cases()) add(c);
     // xai temperature (positions P + m on both sides of L), with a cap.
     {
         ExtendCase c{"xai_temperature", 91, true, 8, 2, 128, 128, {60, 30, 9}, {10, 70, 0}};

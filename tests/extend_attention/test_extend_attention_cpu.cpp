@@ -209,6 +209,33 @@ TEST(ExtendMetamorphic, CausalMaskEqualsNoMask) {
     }
 }
 
+// A custom mask replaces the causal rule: with image spans (keys above the diagonal open)
+// and no window, is_causal on and off give the same bits, bounded and full-width, with
+// int32 and int64 mask_indptr; and the result is not the causal one (the spans are seen).
+TEST(ExtendMetamorphic, SpanMaskDecidesAloneWhateverIsCausal) {
+    for (ExtendCase c : span_mask_cases()) {
+        if (c.window > 0) continue;
+        const ExtendProblem causal = make_problem(c);
+        ExtendProblem noncausal = causal;
+        noncausal.causal = false;
+        ExtendProblem unmasked = causal;
+        unmasked.custom_mask.clear();
+        unmasked.mask_indptr.clear();
+        std::vector<float> l0;
+        const auto o_unmasked = run(unmasked, c, LB_BOUNDED, &l0);
+        for (bool indptr32 : {false, true}) {
+            c.mask_indptr32 = indptr32;
+            for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
+                std::vector<float> l1, l2;
+                const auto o1 = run(causal, c, v, &l1), o2 = run(noncausal, c, v, &l2);
+                EXPECT_EQ(0, std::memcmp(o1.data(), o2.data(), o1.size() * 2)) << c;
+                EXPECT_EQ(0, std::memcmp(l1.data(), l2.data(), l1.size() * 4)) << c;
+                EXPECT_NE(0, std::memcmp(o1.data(), o_unmasked.data(), o1.size() * 2)) << "spans not seen\n" << c;
+            }
+        }
+    }
+}
+
 // An fp8 cache == a 16-bit cache holding the same values. Every e4m3 value is exact in bf16
 // and fp16, and the kernel decodes each cache element exactly (no rounding of q or p to
 // fp8), so the same fp32 values enter the same operations: identical o and lse bits,

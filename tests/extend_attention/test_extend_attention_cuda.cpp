@@ -679,6 +679,32 @@ TEST_F(CudaExtendBatchMates, RequestBitsIndependentOfBatchMates) {
     }
 }
 
+// ---- (c2) a custom mask replaces the causal rule ----
+
+using CudaExtendSpanMask = CudaExtendBase;
+
+// Image spans open keys above the diagonal: without a window, is_causal on and off give the
+// same bits (tensor cores and SIMT, with and without the LSE where built), with int32 and
+// int64 mask_indptr (the accuracy sweep checks both against the reference).
+TEST_F(CudaExtendSpanMask, SpanMaskDecidesAloneWhateverIsCausal) {
+    for (ExtendCase c : span_mask_cases()) {
+        if (c.window > 0) continue;
+        const ExtendProblem causal = with_padding(make_problem(c), kLeadRows, kTailRows, c.seed + 5000);
+        ExtendProblem noncausal = causal;
+        noncausal.causal = false;
+        for (bool with_lse : {true, false}) {
+            if (!cuda_variant_built(c, LB_BOUNDED, with_lse)) continue;
+            for (bool indptr32 : {false, true}) {
+                c.mask_indptr32 = indptr32;
+                Outputs a, b;
+                ASSERT_TRUE(run_on_device(causal, c, LB_BOUNDED, with_lse, stream_, &a)) << describe(c, LB_BOUNDED, with_lse);
+                ASSERT_TRUE(run_on_device(noncausal, c, LB_BOUNDED, with_lse, stream_, &b)) << describe(c, LB_BOUNDED, with_lse);
+                expect_identical(a, b, describe(c, LB_BOUNDED, with_lse) + ": is_causal on vs off");
+            }
+        }
+    }
+}
+
 // ---- (d) CUDA-graph capture and replay on the caller's stream ----
 
 using CudaExtendGraph = CudaExtendBase;

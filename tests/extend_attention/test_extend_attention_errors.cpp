@@ -194,7 +194,7 @@ std::vector<BadArgument> bad_arguments() {
     add("Absent_mask_indptr", "mask_indptr", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.mask_indptr = lb_tensor{}; });
     add("WrongDtype_mask_indptr", "mask_indptr", kInvalid,
-        [](lb_extend_attention_args &a, ExtendProblem &) { a.mask_indptr.dtype = LB_INT32; });
+        [](lb_extend_attention_args &a, ExtendProblem &) { a.mask_indptr.dtype = LB_FLOAT32; });
     add("MaskIndptrLengthNotB1", "mask_indptr", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.mask_indptr.shape[0] -= 1; });
     add("MaskIndptrWithoutMask", "mask_indptr", kInvalid,
@@ -205,8 +205,8 @@ std::vector<BadArgument> bad_arguments() {
         [](lb_extend_attention_args &, ExtendProblem &p) { p.mask_indptr[2] = int64_t(p.custom_mask.size()) - 5; });
     add("MaskTooShort", "mask_indptr", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.custom_mask.shape[0] -= 3; });
-    // (int32 and int64 are both valid for window_kv_offsets, as for qo_indptr, kv_indptr and
-    // kv_indices; mask_indptr is int64 only.)
+    // (int32 and int64 are both valid for window_kv_offsets and mask_indptr, as for qo_indptr,
+    // kv_indptr and kv_indices.)
     add("WrongDtype_window_kv_offsets", "window_kv_offsets", kInvalid,
         [](lb_extend_attention_args &a, ExtendProblem &) { a.window_kv_offsets.dtype = LB_UINT8; });
     add("WindowKvOffsetsLengthNotB", "window_kv_offsets", kInvalid,

@@ -75,12 +75,14 @@ INSTANTIATE_TEST_SUITE_P(Cases, UnifiedCpu, ::testing::ValuesIn(unified_cases())
 // ---- (c) K8 == K7 on the same problem ----
 
 // The K7 CPU cases whose shape has a K8 CPU variant (not 576/512), without the K7-only
-// features (custom mask, skip flags; xai and k/v scales differ between K7 and K8) and
-// with a 16-bit cache (unified_from_extend moves the 16-bit extend K/V into the cache).
+// features (skip flags; xai and k/v scales differ between K7 and K8) and with a 16-bit
+// cache (unified_from_extend moves the 16-bit extend K/V into the cache). Custom masks
+// included: in both kernels the mask replaces the causal rule (the span cases open keys
+// above the diagonal).
 std::vector<ExtendCase> two_stage_cases() {
     std::vector<ExtendCase> out;
     for (ExtendCase c : extend_cases()) {
-        if (c.Lq == 576 || c.custom_mask || c.skip_prefix || c.skip_extend || c.xai_temperature_len > 0 || c.fp8_cache) {
+        if (c.Lq == 576 || c.skip_prefix || c.skip_extend || c.xai_temperature_len > 0 || c.fp8_cache) {
             continue;
         }
         c.k_scale = c.v_scale = 1.0f;
@@ -102,6 +104,7 @@ TEST_P(UnifiedVsTwoStage, MatchesK7Within1em2) {
     uc.index64 = c.index64;
     uc.indptr64 = c.indptr64;
     uc.extra_max_len = c.extra_max_len;
+    uc.mask_indptr32 = c.mask_indptr32;
     for (lb_variant v : {LB_BOUNDED, LB_FULL_WIDTH}) {
         const std::vector<uint16_t> k8 = run_unified(u, uc, v);
         ASSERT_EQ(k8.size(), k7.o.size());
@@ -300,13 +303,13 @@ std::vector<BadUnified> bad_unified() {
         [](Args &, UnifiedProblem &p) { p.kv_indptr[2] = p.kv_indptr[1] - 1; });
     add("QoIndptrEmpty", "qo_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.qo_indptr.shape[0] = 0; });
     add("KvIndptrLengthNotB1", "kv_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.kv_indptr.shape[0] -= 1; });
-    // (int32 and int64 are both valid for qo_indptr, kv_indptr, kv_indices, prefix_lens.)
+    // (int32 and int64 are both valid for qo_indptr, kv_indptr, kv_indices, prefix_lens, mask_indptr.)
     add("QoIndptrWrongDtype", "qo_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.qo_indptr.dtype = LB_UINT8; });
     add("KvIndptrWrongDtype", "kv_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.kv_indptr.dtype = LB_UINT8; });
     // custom mask
     add("MaskIndptrMissing", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.mask_indptr = lb_tensor{}; });
     add("MaskIndptrWithoutMask", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.custom_mask = lb_tensor{}; });
-    add("MaskIndptrWrongDtype", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.mask_indptr.dtype = LB_INT32; });
+    add("MaskIndptrWrongDtype", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.mask_indptr.dtype = LB_UINT8; });
     add("MaskTooShort", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.custom_mask.shape[0] -= 3; });
     add("MaskWrongDtype", "custom_mask", kInvalid, [](Args &a, UnifiedProblem &) { a.custom_mask.dtype = LB_INT32; });
     add("MaskIndptrLengthNotB1", "mask_indptr", kInvalid, [](Args &a, UnifiedProblem &) { a.mask_indptr.shape[0] -= 1; });

@@ -5,7 +5,8 @@
 // several BM x BN configs, bounded and full-width; never part of the library):
 // counts(stage, qt, h, b) += 1 over chunk RDoms whose predicates, request ranges and window
 // limits come from the header the attention generator builds its key loops from (generators/common/extend_attention_tiles.h).
-// This test sweeps W, causality, lengths and prefix lengths and asserts
+// This test sweeps W, causality (and under is_causal a custom mask, which replaces the causal
+// rule), lengths and prefix lengths and asserts
 //   bounded:     counts == ideal (chunks with >= 1 visible (live row, key) pair; 0 for dead tiles)
 //   full-width:  counts == every chunk of the request's prefix / extend chunk, for every tile
 // The lowered statements (FileCheck, k7_cpu_bounded.check / k7_count_bounded.check) show
@@ -14,14 +15,15 @@
 //
 // K8 (unified, one stage over the list of N = P + E keys, BM = BN = 32): the bounded
 // counter == reference::ideal_unified_chunk_count (chunks of the list with a key visible
-// to a live row of the tile: causal n <= P + m, window (P + m) - n <= W, non-causal also
-// n - (P + m) <= W; 0 for a dead tile), the full-width one == every chunk of N for every
-// tile of the grid.
+// to a live row of the tile: causal n <= P + m unless masked, window (P + m) - n <= W,
+// non-causal also n - (P + m) <= W; 0 for a dead tile), the full-width one == every chunk
+// of N for every tile of the grid.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "HalideRuntime.h"
@@ -74,6 +76,7 @@ struct CounterCall {
     bool causal;
     int32_t window;
     int64_t max_len_extend;
+    bool has_mask;  // a custom mask replaces the causal rule
 };
 
 // (qo_indptr, kv_indptr, prefix_lens, is_causal, sliding_window, max_len_extend, has_mask,
@@ -90,7 +93,7 @@ std::vector<int32_t> run_counter(const Counter &k, const CounterCall &call) {
     const int32_t nqt = int32_t((call.max_len_extend + k.bm - 1) / k.bm);
     std::vector<int32_t> counts(size_t(2 * std::max(nqt, 1) * Hq * std::max(B, 1)), -1);
     HBuf hc(counts.data(), i32, {{2, 1}, {nqt, 2}, {Hq, 2 * nqt}, {B, 2 * nqt * Hq}});
-    bool causal = call.causal, has_mask = false;
+    bool causal = call.causal, has_mask = call.has_mask;
     int32_t window = call.window, max_len = int32_t(call.max_len_extend);
     int32_t T = int32_t(std::max<int64_t>(call.T, 1)), num_indices = int32_t(std::max<int64_t>(call.num_indices, 1));
     void *uc = nullptr;
@@ -100,6 +103,10 @@ std::vector<int32_t> run_counter(const Counter &k, const CounterCall &call) {
     counts.resize(size_t(2 * nqt * Hq * B));
     return counts;
 }
+
+// (is_causal, custom mask) of the sweeps: a custom mask changes the bounds under is_causal
+// only, where it replaces the causal rule (the keys after the query are then the mask's).
+const std::pair<bool, bool> kCausalMasked[] = {{true, false}, {false, false}, {true, true}};
 
 bool is_unified(const Counter &k) { return std::string(k.name).rfind("lb_k8_", 0) == 0; }
 
@@ -121,16 +128,17 @@ TEST(TileCounts, DerivedChunkLoopsVisitExactlyTheIdealChunks) {
         if (is_unified(k)) continue;
         for (const Shape &sh : shapes) {
             for (int32_t W : windows) {
-                for (bool causal : {true, false}) {
+                for (auto [causal, masked] : kCausalMasked) {
                     ExtendCase c{"counts", 3, true, 2, 1, 64, 64, sh.E, sh.P};
                     c.causal = causal;
                     c.window = W;
+                    c.custom_mask = masked;
                     const ExtendProblem p = make_problem(c);
                     int64_t max_e = 0;
                     for (auto e : sh.E) max_e = std::max(max_e, e);
                     const int64_t max_len = max_e + sh.extra;
-                    const std::vector<int32_t> got =
-                        run_counter(k, {p.qo_indptr, p.kv_indptr, {}, p.T, int64_t(p.kv_indices.size()), p.Hq, p.causal, p.window, max_len});
+                    const std::vector<int32_t> got = run_counter(
+                        k, {p.qo_indptr, p.kv_indptr, {}, p.T, int64_t(p.kv_indices.size()), p.Hq, p.causal, p.window, max_len, masked});
                     const int64_t nqt = (max_len + k.bm - 1) / k.bm;
                     for (int64_t b = 0; b < p.B; b++) {
                         for (int64_t h = 0; h < p.Hq; h++) {
@@ -177,14 +185,17 @@ TEST(TileCounts, UnifiedDerivedChunkLoopsVisitExactlyTheIdealChunks) {
         if (!is_unified(k)) continue;
         for (const Shape &sh : shapes) {
             for (int32_t W : windows) {
-                for (bool causal : {true, false}) {
+                for (auto [causal, masked] : kCausalMasked) {
                     UnifiedCase c{"unified_counts", 4, true, 2, 1, 64, 64, sh.E, sh.P};
                     c.causal = causal;
                     c.window = W;
+                    c.custom_mask = masked;
+                    c.mask_future = true;
                     const reference::UnifiedProblem p = make_unified_problem(c);
                     const int64_t max_len = max_extend(p) + sh.extra;
-                    const std::vector<int32_t> got = run_counter(
-                        k, {p.qo_indptr, p.kv_indptr, p.prefix_lens, p.T, int64_t(p.kv_indices.size()), p.Hq, p.causal, p.window, max_len});
+                    const std::vector<int32_t> got = run_counter(k, {p.qo_indptr, p.kv_indptr, p.prefix_lens, p.T,
+                                                                     int64_t(p.kv_indices.size()), p.Hq, p.causal, p.window,
+                                                                     max_len, masked});
                     const int64_t nqt = (max_len + k.bm - 1) / k.bm;
                     for (int64_t b = 0; b < p.B; b++) {
                         for (int64_t h = 0; h < p.Hq; h++) {

@@ -51,6 +51,7 @@ struct UnifiedCase {
     bool custom_mask = false;
     float mask_density = 0.7f;
     bool mask_future = false;
+    bool mask_indptr32 = false;  // mask_indptr passed as int32 (else int64)
     // Rows of the mask that are all zero (every `empty_row_every`-th row of each request;
     // 0: none): rows that see nothing.
     int64_t empty_row_every = 0;
@@ -68,7 +69,7 @@ inline std::ostream &operator<<(std::ostream &os, const UnifiedCase &c) {
     for (auto p : c.P) os << p << ",";
     return os << "} kv_indices i" << (c.index64 ? 64 : 32) << " indptr i" << (c.indptr64 ? 64 : 32)
               << (c.fp8_cache ? " cache e4m3" : " cache 16-bit") << " mask=" << c.custom_mask << "/" << c.mask_density
-              << (c.mask_future ? " future" : "") << " empty_every=" << c.empty_row_every << " xai=" << c.xai_temperature_len
+              << (c.mask_future ? " future" : "") << (c.mask_indptr32 ? " mask_indptr i32" : "") << " empty_every=" << c.empty_row_every << " xai=" << c.xai_temperature_len
               << " extra_max_len=" << c.extra_max_len;
 }
 inline void PrintTo(const UnifiedCase &c, std::ostream *os) { *os << c; }
@@ -201,6 +202,7 @@ struct UnifiedBuffers {
     std::vector<uint16_t> o;
     std::vector<int32_t> idx32;                                    // kv_indices as int32
     std::vector<int64_t> qo_indptr64, kv_indptr64, prefix_lens64;  // indptr64 copies
+    std::vector<int32_t> mask_indptr32;                            // mask_indptr32 copy
     std::vector<uint8_t> k_buffer8, v_buffer8;                     // the fp8 cache's e4m3 bytes
     lb_extend_attention_unified_args args{};
 
@@ -232,7 +234,12 @@ inline void make_unified_args(const UnifiedProblem &p, const UnifiedCase &c, lb_
     if (!p.sinks.empty()) a.sinks = lb_tensor{const_cast<float *>(p.sinks.data()), LB_FLOAT32, 1, {p.Hq}, {1}};
     if (p.has_mask()) {
         a.custom_mask = lb_tensor{const_cast<uint8_t *>(p.custom_mask.data()), LB_UINT8, 1, {int64_t(p.custom_mask.size())}, {1}};
-        a.mask_indptr = lb_tensor{const_cast<int64_t *>(p.mask_indptr.data()), LB_INT64, 1, {p.B + 1}, {1}};
+        if (c.mask_indptr32) {
+            out->mask_indptr32.assign(p.mask_indptr.begin(), p.mask_indptr.end());
+            a.mask_indptr = index1(out->mask_indptr32);
+        } else {
+            a.mask_indptr = index1(p.mask_indptr);
+        }
     }
     a.max_len_extend = max_extend(p) + c.extra_max_len;
     a.is_causal = p.causal;
@@ -398,6 +405,12 @@ inline std::vector<UnifiedCase> unified_cases() {
         c.name = "mask_replaces_causal_window";
         c.seed = 86;
         c.window = 5;
+        add(c);
+        c.name = "mask_replaces_causal_window_mask_indptr32";
+        c.seed = 87;
+        c.window = 17;
+        c.mask_indptr32 = true;
+        c.sinks = true;
         add(c);
     }
     // K8's xai temperature L / (P + m + 1) for P + m >= L, with a cap; bf16 128 and fp16 64.

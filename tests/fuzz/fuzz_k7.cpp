@@ -76,7 +76,8 @@ int fuzz_k7(const uint8_t *data, size_t size) {
     const bool mask = in.one_in(4);
     const uint8_t mask_density = in.u8();
     const bool wko_given = in.u8() & 1;
-    const bool wko64 = in.u8() & 1;
+    const uint8_t index_widths = in.u8();
+    const bool wko64 = index_widths & 1, mask_indptr64 = !(index_widths & 2);
     const bool skip_prefix_mask = in.u8() & 1;
     const int32_t xai = int32_t(pick(in, {-1, -1, -1, 0, 2, 3, 5}, {1, 1}));
     const bool skip_prefix = in.one_in(8), skip_extend = in.one_in(8);
@@ -138,7 +139,7 @@ int fuzz_k7(const uint8_t *data, size_t size) {
     OutO o;
     o.make(edt, T, Hq, Lv, o_padded);
     IndexTensor qo_t(qo, qo64, qo_stride), kvp_t(kvp, kvp64, kvp_stride), idx_t(kv_indices, idx64, idx_stride);
-    IndexTensor wko_t(wko, wko64, 1), mi_t(mask_indptr, true, 1);
+    IndexTensor wko_t(wko, wko64, 1), mi_t(mask_indptr, mask_indptr64, 1);
 
     lb_extend_attention_args a{};
     a.q_extend = q.view;

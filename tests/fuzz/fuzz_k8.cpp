@@ -73,7 +73,9 @@ int fuzz_k8(const uint8_t *data, size_t size) {
     const bool mask = in.one_in(4);
     const uint8_t mask_density = in.u8();
     const int32_t xai = int32_t(pick(in, {-1, -1, -1, 0, 2, 3, 5}, {1, 1}));
-    const bool qo64 = in.u8() & 1, kvp64 = in.u8() & 1, idx64 = in.u8() & 1, pl64 = in.u8() & 1;
+    const bool qo64 = in.u8() & 1, kvp64 = in.u8() & 1, idx64 = in.u8() & 1;
+    const uint8_t prefix_widths = in.u8();
+    const bool pl64 = prefix_widths & 1, mask_indptr64 = !(prefix_widths & 2);
     const int64_t qo_stride = stride_1d(in), kvp_stride = stride_1d(in), idx_stride = stride_1d(in);
     const int64_t pl_stride = stride_1d(in);
     const int lq_layout = input_layout(in), lkb_layout = input_layout(in), lvb_layout = input_layout(in);
@@ -116,7 +118,7 @@ int fuzz_k8(const uint8_t *data, size_t size) {
     OutO o;
     o.make(dt, T, Hq, Lv, o_padded);
     IndexTensor qo_t(qo, qo64, qo_stride), kvp_t(kvp, kvp64, kvp_stride), idx_t(kv_indices, idx64, idx_stride);
-    IndexTensor pl_t(prefix, pl64, pl_stride), mi_t(mask_indptr, true, 1);
+    IndexTensor pl_t(prefix, pl64, pl_stride), mi_t(mask_indptr, mask_indptr64, 1);
 
     lb_extend_attention_unified_args a{};
     a.q = q.view;

@@ -139,7 +139,7 @@ struct ExtendProblem {
     float sm_scale = 0, logit_cap = 0, k_scale = 1, v_scale = 1;
     // Custom mask (empty: none): request b's E x (P + E + wko) block at mask_indptr[b].
     std::vector<uint8_t> custom_mask;
-    std::vector<int64_t> mask_indptr;       // [B + 1]
+    std::vector<int64_t> mask_indptr;       // [B + 1] (a call may pass it as int32 or int64)
     std::vector<int32_t> window_kv_offsets; // [B] or empty (read only with a mask and W > 0)
     bool skip_prefix_custom_mask = false;
     int32_t xai_temperature_len = -1;
@@ -164,12 +164,16 @@ struct ExtendProblem {
     }
 };
 
-// Spec §3.7.2 visibility. Prefix key j for row m: window only. Extend key n: causal + window.
+// Spec §3.7.2 visibility by position (the rules a chunk loop's bounds come from; the mask's
+// bytes and the stage switches come on top). Prefix key j for row m: window only. Extend key
+// n: the causal rule n <= m unless a custom mask is given (the mask replaces it, so under
+// is_causal the keys above the diagonal are the mask's to open, not limited by the window),
+// the window m - n <= W, and when not causal also n - m <= W.
 inline bool prefix_visible(const ExtendProblem &p, int64_t P, int64_t m, int64_t j) {
     return j < P && (p.window <= 0 || (P + m) - j <= p.window);
 }
 inline bool extend_visible(const ExtendProblem &p, int64_t m, int64_t n) {
-    if (p.causal && n > m) return false;
+    if (p.causal && !p.has_mask() && n > m) return false;
     if (p.window > 0) {
         if (m - n > p.window) return false;
         if (!p.causal && n - m > p.window) return false;
@@ -177,9 +181,9 @@ inline bool extend_visible(const ExtendProblem &p, int64_t m, int64_t n) {
     return true;
 }
 
-// With every §3.7.2 rule: the stage switches, the custom mask (it replaces the causal rule;
-// livebound keeps n <= m under is_causal, which equals SGLang's tile cut-off for masks that
-// are 0 above the diagonal: the tests build such masks), the window.
+// With every §3.7.2 rule: the stage switches, the custom mask's bytes, the window. (SGLang's
+// Triton kernel, under is_causal with a mask, also stops its extend loop at a BLOCK_M-dependent
+// point; livebound has no such cut-off: the mask alone decides.)
 inline bool prefix_key_visible(const ExtendProblem &p, int64_t b, int64_t m, int64_t j) {
     if (p.skip_prefix) return false;
     if (p.has_mask() && !p.skip_prefix_custom_mask && !p.mask_at(b, m, j)) return false;
@@ -338,21 +342,23 @@ struct UnifiedProblem {
     }
 };
 
-// Spec §3.8 visibility of list key n for query row m (position P + m) of request b:
-//   custom mask: mask(m, n) != 0, replacing the causal rule; else causal: n <= P + m;
-//   W > 0: (P + m) - n <= W, and when not causal also n - (P + m) <= W.
-inline bool unified_visible(const UnifiedProblem &p, int64_t b, int64_t m, int64_t n) {
+// Spec §3.8 visibility of list key n for query row m (position P + m) of request b, by
+// position (what the chunk loop's bounds come from): causal n <= P + m unless a custom mask
+// is given (it replaces the causal rule, as in K7); W > 0: (P + m) - n <= W, and when not
+// causal also n - (P + m) <= W.
+inline bool unified_position_visible(const UnifiedProblem &p, int64_t b, int64_t m, int64_t n) {
     const int64_t qpos = p.P(b) + m;
-    if (p.has_mask()) {
-        if (!p.mask_at(b, m, n)) return false;
-    } else if (p.causal && n > qpos) {
-        return false;
-    }
+    if (p.causal && !p.has_mask() && n > qpos) return false;
     if (p.window > 0) {
         if (qpos - n > p.window) return false;
         if (!p.causal && n - qpos > p.window) return false;
     }
     return true;
+}
+// With the custom mask's bytes: mask(m, n) != 0.
+inline bool unified_visible(const UnifiedProblem &p, int64_t b, int64_t m, int64_t n) {
+    if (p.has_mask() && !p.mask_at(b, m, n)) return false;
+    return unified_position_visible(p, b, m, n);
 }
 
 // Softmax over the visible keys of one (row, head), in Real arithmetic; o not rounded, lse
@@ -424,15 +430,16 @@ inline Result<float> reference_unified_naive_fp32(const UnifiedProblem &p, bool 
     return r;
 }
 
-// Chunks of BN keys of request b's unified list holding a key visible (window / causal
-// rule, no custom mask) for a live row (m < E_b) of query tile qt; 0 for a dead tile.
+// Chunks of BN keys of request b's unified list holding a key visible by position
+// (unified_position_visible: the mask's bytes are not chunk-level) for a live row (m < E_b)
+// of query tile qt; 0 for a dead tile.
 inline int32_t ideal_unified_chunk_count(const UnifiedProblem &p, int64_t b, int64_t qt, int64_t BM, int64_t BN) {
     const int64_t E = p.E(b), N = p.N(b);
     int32_t count = 0;
     for (int64_t c = 0; c * BN < N; c++) {
         bool any = false;
         for (int64_t m = qt * BM; m < std::min((qt + 1) * BM, E) && !any; m++) {
-            for (int64_t n = c * BN; n < std::min((c + 1) * BN, N) && !any; n++) any = unified_visible(p, b, m, n);
+            for (int64_t n = c * BN; n < std::min((c + 1) * BN, N) && !any; n++) any = unified_position_visible(p, b, m, n);
         }
         count += any;
     }
@@ -462,8 +469,8 @@ Problem with_16bit_cache(const Problem &p8) {
 // num_slots + t; request b's unified list is its prefix slots, then its extend slots
 // num_slots + q0_b + n; prefix_lens[b] = P_b. A K7 custom mask becomes the E x N mask of the
 // keys K7 lets the mask decide (prefix columns all ones under skip_prefix_custom_mask;
-// window_kv_offsets dropped); K7 applies the causal rule inside a masked extend chunk while
-// K8 does not, so the two agree on masks that are 0 above the diagonal. skip_prefix /
+// window_kv_offsets dropped); in both kernels the mask replaces the causal rule, so the two
+// agree on any mask, keys above the diagonal included. skip_prefix /
 // skip_extend have no K8 counterpart (not converted). Equivalent outputs need
 // k_scale = v_scale = 1 (K7 scales the prefix only) and no xai temperature (different
 // formulas). With `shuffle_seed` != 0 the slots of the whole cache are permuted at random

@@ -38,7 +38,7 @@ public:
     GeneratorInput<bool> is_causal{"is_causal"};
     GeneratorInput<int32_t> sliding_window{"sliding_window"};
     GeneratorInput<int32_t> max_len_extend{"max_len_extend"};
-    // K8 only: a custom mask replaces the causal rule.
+    // A custom mask is given: it replaces the causal rule (K7 and K8).
     GeneratorInput<bool> has_mask{"has_mask"};
     // T (rows of the extend tensors) and the length of kv_indices.
     GeneratorInput<int32_t> num_tokens{"num_tokens"};
@@ -63,7 +63,7 @@ protected:
         const RequestRanges req = request_ranges(b, read_qo, read_kv, unified ? &read_prefix : nullptr,
                                                  prefix_lens.dim(0).extent(), num_tokens, num_indices, max_ext);
         Expr big = min(num_indices + num_q_tiles * BM + BN, Expr(1 << 29));
-        const Limits limits = window_limits(sliding_window, is_causal, big, unified ? Expr(has_mask) : Expr());
+        const Limits limits = window_limits(sliding_window, is_causal, big, has_mask);
         const TileShape tiles{BM, BN, bounded, unified};
         list_chunks = RDom(0, (num_indices + (BN - 1)) / BN, "cp");
         extend_chunks = RDom(0, (num_q_tiles * BM + (BN - 1)) / BN, "ce");

@@ -15,7 +15,8 @@ extern "C" {
  * Request b: query rows q0 = qo_indptr[b] .. q0 + E - 1 (E = qo_indptr[b+1] - q0), prefix
  * keys kv_indices[kv_indptr[b] + j], j < P (P = kv_indptr[b+1] - kv_indptr[b]). Query m
  * (position P + m) sees prefix key j iff W <= 0 or (P + m) - j <= W, and extend key n < E
- * iff (not causal or n <= m) and (W <= 0 or (m - n <= W and (causal or n - m <= W))).
+ * iff (not causal, or a custom mask, or n <= m) and (W <= 0 or (m - n <= W and (causal or
+ * n - m <= W))).
  *   s = capped(q . k * sm_scale [* k_scale for the prefix]), capped(x) = cap*tanh(x/cap)
  *   o[q0+m, h] = sum_visible e^(s-M) v [* v_scale for the prefix] / (sum_visible e^(s-M) + [sinks] e^(sink[h]-M))
  *   lse[q0+m, h] = ln(denominator) + M
@@ -23,15 +24,17 @@ extern "C" {
  * Custom mask (spec §3.7.2): request b's mask is a row-major E x (P + E + wko) byte matrix at
  * custom_mask[mask_indptr[b]], wko = window_kv_offsets[b] when a custom mask, W > 0 and
  * window_kv_offsets are all given, else 0; prefix key j is column wko + j, extend key n
- * column wko + P + n; nonzero = visible. It replaces the causal rule in SGLang, which then
- * stops at a BLOCK_M-dependent tile cut-off; livebound keeps n <= m instead (the same
- * result for masks with mask(m, n) = 0 for n > m, as tree masks are). The window still
- * applies. With skip_prefix_custom_mask the prefix ignores the mask.
+ * column wko + P + n; nonzero = visible. The mask replaces the causal rule: with is_causal
+ * it alone decides which keys after the query are seen (image spans that attend both ways,
+ * Gemma 4), and the result is the same as with is_causal = 0 when W <= 0. (SGLang's Triton
+ * kernel also cuts its extend loop at a BLOCK_M-dependent point there; livebound has no
+ * such cut-off.) The window still applies: m - n <= W, and without is_causal also
+ * n - m <= W. With skip_prefix_custom_mask the prefix ignores the mask.
  *   xai_temperature_len = L > 0: s *= (P + m > L) ? log2(P + m) / log2(L) : 1, after the cap.
  *   skip_prefix / skip_extend: that stage contributes nothing (its keys are invisible).
  * KV caches: the model dtype or float8_e4m3fn (both caches alike, scaled by k_scale /
- * v_scale). Index tensors (qo_indptr, kv_indptr, kv_indices, window_kv_offsets, K8's
- * prefix_lens) are int32 or int64, in any combination. Head dims and the variants each
+ * v_scale). Index tensors (qo_indptr, kv_indptr, kv_indices, window_kv_offsets, mask_indptr,
+ * K8's prefix_lens) are int32 or int64, in any combination. Head dims and the variants each
  * device has: docs/extend_attention.md (CUDA: MLA's 576/512 on tensor cores only). Rows of
  * o_extend/lse_extend outside [qo_indptr[0], qo_indptr[B]) are not written.
  * CUDA: every tensor in device memory of device.index, the call runs on device.stream with
@@ -53,8 +56,8 @@ typedef struct lb_extend_attention_args {
     lb_tensor sinks;           /* optional, [Hq] float32: per-head sink logit (not scaled by sm_scale) */
     lb_tensor lse_extend;      /* optional out, [T, Hq] float32: natural-log LSE, same rows as o_extend */
     lb_tensor custom_mask;     /* optional, [n] uint8 (torch bool/uint8), flat: the requests' masks, see above */
-    lb_tensor mask_indptr;     /* [B + 1] int64, required iff custom_mask: mask_indptr[b] >= 0 and
-                                  mask_indptr[b] + E_b * (P_b + E_b + wko_b) <= n */
+    lb_tensor mask_indptr;     /* [B + 1] int32 | int64, required iff custom_mask: mask_indptr[b] >= 0
+                                  and mask_indptr[b] + E_b * (P_b + E_b + wko_b) <= n */
     lb_tensor window_kv_offsets; /* optional, [B] int32 | int64 >= 0: read only with custom_mask and W > 0 */
     int64_t max_len_extend;    /* >= every E_b (sizes the query-tile axis, as SGLang's grid) */
     int32_t is_causal;         /* non-zero: causal masking inside the extend chunk */
@@ -96,7 +99,7 @@ typedef struct lb_extend_attention_unified_args {
     lb_tensor prefix_lens;     /* [B] int32 | int64: P_b >= 0 */
     lb_tensor sinks;           /* optional, [Hq] float32 */
     lb_tensor custom_mask;     /* optional, [n] uint8 flat: request b's E x N matrix at mask_indptr[b] */
-    lb_tensor mask_indptr;     /* [B + 1] int64, required iff custom_mask */
+    lb_tensor mask_indptr;     /* [B + 1] int32 | int64, required iff custom_mask */
     int64_t max_len_extend;    /* >= every E_b */
     int32_t is_causal;
     int32_t sliding_window_size; /* W; <= 0 is off (window_start_pos cancels: not an argument) */
