@@ -289,7 +289,7 @@ class K7ExtendAttention(unittest.TestCase):
     def test_span_mask_decides_alone(self):
         # Keys above the diagonal inside a span are seen under is_causal (the mask replaces
         # the causal rule): the same output as is_causal=False; mask_indptr int32 or int64.
-        p = Problem(BF16, seed=80)
+        p = Problem(FP16, seed=80)  # (fp16: the TVM-FFI suite reruns this test, and numpy has no bf16)
         spans = [(b, max(p.P[b] - 2, 0), 5) for b in range(p.B)]
         mask, mask_indptr = span_mask(p.P, p.E, spans)
         want_o, want_lse = reference_k7(p, True, -1, None, 0.0, 1.0, 1.0, None, -1, mask, mask_indptr, False)
