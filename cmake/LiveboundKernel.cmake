@@ -305,24 +305,14 @@ function(_lb_add_kernel name generator target_kind flags options max_registers a
     if (ARG_TENSOR_CORE)
         set(html "")
     endif ()
-    add_halide_library(${name} FROM ${LIVEBOUND_GENERATOR_EXE}
-                       GENERATOR ${ARG_GENERATOR}
-                       TARGETS ${target}
-                       FEATURES ${features}
-                       PARAMS ${ARG_PARAMS}
-                       ${as}
-                       USE_RUNTIME livebound_halide_runtime
-                       STMT ${name}_stmt
-                       CONCEPTUAL_STMT ${name}_conceptual_stmt
-                       ${html})
-    set_property(GLOBAL APPEND PROPERTY LIVEBOUND_KERNELS ${name})
-    set(${name}_stmt "${${name}_stmt}" PARENT_SCOPE)
+    # The CUDA link step (see the top of this file): tensor_core, plain (MAX_REGISTERS only) or none.
+    set(link "")
+    set(link_mma "${ARG_EXPECT_MMA}")
     if (ARG_TENSOR_CORE)
         if (NOT ARG_TARGET STREQUAL "cuda")
             message(FATAL_ERROR "livebound_add_kernel(${name}): TENSOR_CORE needs TARGET cuda")
         endif ()
-        _livebound_link(${name} tensor_core "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "${ARG_EXPECT_MMA}"
-                        "${ARG_MAX_REGISTERS}")
+        set(link tensor_core)
         # Large stacks for the generator (once per generator executable).
         get_property(has_large_stack TARGET ${LIVEBOUND_GENERATOR_EXE} PROPERTY LIVEBOUND_LARGE_STACK)
         if (NOT has_large_stack)
@@ -333,58 +323,132 @@ function(_lb_add_kernel name generator target_kind flags options max_registers a
         if (NOT ARG_TARGET STREQUAL "cuda")
             message(FATAL_ERROR "livebound_add_kernel(${name}): MAX_REGISTERS needs TARGET cuda")
         endif ()
-        _livebound_link(${name} plain "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "" "${ARG_MAX_REGISTERS}")
+        set(link plain)
+        set(link_mma "")
     elseif (DEFINED ARG_MAX_SPILL_BYTES OR DEFINED ARG_THREADS_PER_BLOCK OR DEFINED ARG_EXPECT_MMA)
         message(FATAL_ERROR "livebound_add_kernel(${name}): MAX_SPILL_BYTES, THREADS_PER_BLOCK and EXPECT_MMA need TENSOR_CORE or MAX_REGISTERS")
     endif ()
+    # The kernel cache (cmake/LiveboundCache.cmake): the generator step and its link step as one
+    # cached command, when the generator executable is fingerprinted.
+    get_property(fingerprinted TARGET ${LIVEBOUND_GENERATOR_EXE} PROPERTY LIVEBOUND_FINGERPRINTED)
+    if (LIVEBOUND_KERNEL_CACHE AND fingerprinted)
+        set(post "")
+        if (link)
+            _lb_link_args(${name} "" ${link} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "${link_mma}"
+                          "${ARG_MAX_REGISTERS}")
+            set(post POST "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_args}
+                     POST_OUTPUTS ${name}.cubins.cpp ${name}.inlined.ptx
+                     POST_DEPENDS "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_depends})
+            if (LIVEBOUND_PTXAS)
+                list(APPEND post VERSION_OF "${LIVEBOUND_PTXAS}")
+            endif ()
+        endif ()
+        set(as_cached "")
+        if (NOT autoscheduler STREQUAL "")
+            set(as_cached AUTOSCHEDULER Halide::${autoscheduler})
+        endif ()
+        set(html_cached "")
+        if (html)
+            set(html_cached STMT_HTML)
+        endif ()
+        livebound_cached_halide_library(${name} FROM ${LIVEBOUND_GENERATOR_EXE}
+                                        GENERATOR ${ARG_GENERATOR}
+                                        TARGET ${target}
+                                        FEATURES ${features}
+                                        PARAMS ${ARG_PARAMS}
+                                        ${as_cached}
+                                        USE_RUNTIME livebound_halide_runtime
+                                        ${html_cached}
+                                        ${post})
+    else ()
+        add_halide_library(${name} FROM ${LIVEBOUND_GENERATOR_EXE}
+                           GENERATOR ${ARG_GENERATOR}
+                           TARGETS ${target}
+                           FEATURES ${features}
+                           PARAMS ${ARG_PARAMS}
+                           ${as}
+                           USE_RUNTIME livebound_halide_runtime
+                           STMT ${name}_stmt
+                           CONCEPTUAL_STMT ${name}_conceptual_stmt
+                           ${html})
+        if (link)
+            _livebound_link(${name} ${link} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "${link_mma}"
+                            "${ARG_MAX_REGISTERS}")
+        endif ()
+    endif ()
+    set_property(GLOBAL APPEND PROPERTY LIVEBOUND_KERNELS ${name})
+    set(${name}_stmt "${${name}_stmt}" PARENT_SCOPE)
+    if (link)
+        target_sources(${name} PRIVATE "${CMAKE_CURRENT_BINARY_DIR}/${name}.cubins.cpp")
+        target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/runtime/src")  # cubin_table.h
+        set_property(TARGET ${name} PROPERTY LIVEBOUND_CUBINS ON)
+    endif ()
 endfunction()
 
-# The link step of a CUDA variant (see the top of this file): `kind` is tensor_core (helpers
-# inlined and linted) or plain (MAX_REGISTERS only).
-function(_livebound_link name kind max_spill_bytes threads_per_block expect_mma max_registers)
-    if (max_spill_bytes STREQUAL "")
-        set(max_spill_bytes 0)
+# The arguments of tools/ptx_link.py for a CUDA variant's link step (see the top of this file),
+# in the caller's link_args, its extra dependencies in link_depends and its comment in
+# link_comment: `kind` is tensor_core (helpers inlined and linted) or plain (MAX_REGISTERS
+# only). `dir`: "" for file names relative to the variant's binary directory (the kernel
+# cache runs the step in a directory of its own), else that directory.
+macro(_lb_link_args name dir kind max_spill_bytes threads_per_block expect_mma max_registers)
+    set(_lb_spill "${max_spill_bytes}")
+    set(_lb_threads "${threads_per_block}")
+    set(_lb_mma "${expect_mma}")
+    set(_lb_cap "${max_registers}")
+    if (_lb_spill STREQUAL "")
+        set(_lb_spill 0)
     endif ()
-    if (max_registers STREQUAL "")
-        set(max_registers 0)
+    if (_lb_cap STREQUAL "")
+        set(_lb_cap 0)
     endif ()
     if (LIVEBOUND_PTXAS)
-        set(ptxas "${LIVEBOUND_PTXAS}")
+        set(_lb_ptxas "${LIVEBOUND_PTXAS}")
     else ()
-        set(ptxas none)
+        set(_lb_ptxas none)
     endif ()
-    if (kind STREQUAL "tensor_core")
-        if (threads_per_block STREQUAL "")
-            set(threads_per_block 128)
+    if ("${kind}" STREQUAL "tensor_core")
+        if (_lb_threads STREQUAL "")
+            set(_lb_threads 128)
         endif ()
-        if (expect_mma STREQUAL "")
-            set(expect_mma -1)
+        if (_lb_mma STREQUAL "")
+            set(_lb_mma -1)
         endif ()
-        set(mode --helpers "${LIVEBOUND_MMA_HELPERS_PTX}" --expect-mma ${expect_mma})
-        set(depends "${LIVEBOUND_MMA_HELPERS_PTX}" livebound_mma_helpers_ptx)
-        set(comment "ptx_link: tensor-core device code of ${name}")
+        set(_lb_mode --helpers "${LIVEBOUND_MMA_HELPERS_PTX}" --expect-mma ${_lb_mma})
+        set(link_depends "${LIVEBOUND_MMA_HELPERS_PTX}" livebound_mma_helpers_ptx)
+        set(link_comment "ptx_link: tensor-core device code of ${name}")
     else ()
-        if (threads_per_block STREQUAL "")
-            set(threads_per_block 256)
+        if (_lb_threads STREQUAL "")
+            set(_lb_threads 256)
         endif ()
-        set(mode --plain)
-        set(depends "")
-        set(comment "ptx_link: register cap ${max_registers} of ${name}")
+        set(_lb_mode --plain)
+        set(link_depends "")
+        set(link_comment "ptx_link: register cap ${_lb_cap} of ${name}")
     endif ()
+    if ("${dir}" STREQUAL "")
+        set(_lb_prefix "")
+        set(_lb_ptx_dir .)
+    else ()
+        set(_lb_prefix "${dir}/")
+        set(_lb_ptx_dir "${dir}")
+    endif ()
+    set(link_args ${_lb_mode}
+                  --object "${_lb_prefix}${name}.o" --output "${_lb_prefix}${name}.cubins.cpp" --variant ${name}
+                  --ptx-dir "${_lb_ptx_dir}" --ptxas "${_lb_ptxas}"
+                  --max-spill-bytes ${_lb_spill} --threads-per-block ${_lb_threads}
+                  --max-registers ${_lb_cap})
+endmacro()
+
+# The link step of a CUDA variant built without the kernel cache: its own custom command.
+function(_livebound_link name kind max_spill_bytes threads_per_block expect_mma max_registers)
+    _lb_link_args(${name} "${CMAKE_CURRENT_BINARY_DIR}" ${kind} "${max_spill_bytes}" "${threads_per_block}"
+                  "${expect_mma}" "${max_registers}")
     set(object "${CMAKE_CURRENT_BINARY_DIR}/${name}.o")  # add_halide_library's single-target object
     set(source "${CMAKE_CURRENT_BINARY_DIR}/${name}.cubins.cpp")
     add_custom_command(OUTPUT "${source}" "${CMAKE_CURRENT_BINARY_DIR}/${name}.inlined.ptx"
-                       COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${mode}
-                               --object "${object}" --output "${source}" --variant ${name}
-                               --ptx-dir "${CMAKE_CURRENT_BINARY_DIR}" --ptxas "${ptxas}"
-                               --max-spill-bytes ${max_spill_bytes} --threads-per-block ${threads_per_block}
-                               --max-registers ${max_registers}
-                       DEPENDS "${object}" "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${depends}
-                       COMMENT "${comment}"
+                       COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_args}
+                       DEPENDS "${object}" "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_depends}
+                       COMMENT "${link_comment}"
                        VERBATIM)
-    target_sources(${name} PRIVATE "${source}")
-    target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/runtime/src")  # cubin_table.h
-    set_property(TARGET ${name} PROPERTY LIVEBOUND_CUBINS ON)
 endfunction()
 
 # livebound_write_cubin_registry(<file> <variant>...): the generated source listing the

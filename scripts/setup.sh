@@ -54,3 +54,10 @@ jobs="${LIVEBOUND_JOBS:-$(nproc)}"
 # output only when it fails (tools/progress.py). A fresh build generates 400+ kernel variants:
 # 20-30 minutes on 2 cores.
 .venv/bin/python tools/progress.py build -- .venv/bin/cmake --build build -j "$jobs"
+# With the kernel cache switched on (cmake -DLIVEBOUND_KERNEL_CACHE=ON build, issue 46; off by
+# default): its line (hits, misses, size), which progress.py keeps quiet with the rest of the
+# build's output; nothing when no generator step ran, nothing at all with the cache off.
+if grep -qx "LIVEBOUND_KERNEL_CACHE:BOOL=ON" build/CMakeCache.txt 2>/dev/null \
+    && [[ -f build/kernel_cache/summary.txt ]] && ! grep -q "no generator step ran" build/kernel_cache/summary.txt; then
+    while IFS= read -r line; do log "$line"; done <build/kernel_cache/summary.txt
+fi
