@@ -118,8 +118,10 @@ def build(command):
 # ---- test ----
 
 # "  12/3262 Test #3044: name ....   Passed    2.06 sec" (ctest's result line; the name may
-# contain spaces and dots, the status may carry a prefix such as "Subprocess aborted").
-RESULT = re.compile(r"^\s*(\d+)/(\d+) Test\s+#(\d+): (.*?) \.{3,}\s*(.*?)\s+([\d.]+) sec\s*$")
+# contain spaces and dots, " ..." where a long name is shortened included: it is matched
+# greedily, up to the last run of dots; the status may carry a prefix such as "Subprocess
+# aborted").
+RESULT = re.compile(r"^\s*(\d+)/(\d+) Test\s+#(\d+): (.*) \.{3,}\s*(.*?)\s+([\d.]+) sec\s*$")
 LABELS = ("cpu", "filecheck", "python", "cuda")
 
 
