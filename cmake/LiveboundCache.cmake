@@ -1,30 +1,32 @@
-# Build caches (issue 46): rebuilds in minutes. Both are OFF by default: with both off this
-# file defines options and functions and changes nothing in the build (no fingerprint step,
-# no summary target, no launcher; every generator and ptx_link command as without it).
+# Build caches (issue 46): rebuilds in minutes.
 #
-# 1. The kernel cache (-DLIVEBOUND_KERNEL_CACHE=ON): each variant's generator step together
-#    with its post-processing (tools/ptx_link.py and ptxas for TENSOR_CORE / MAX_REGISTERS
-#    variants) is one custom command running tools/kernel_cache.py, which looks the step up
-#    by a key of its normalised inputs in $LIVEBOUND_CACHE_DIR (default ~/.cache/livebound,
-#    outside the build tree, shared by every clone, build tree and `pip install .`) and on a
-#    hit copies the stored outputs instead of running the generator and ptx_link. The
-#    generator's identity in the key is its fingerprint (.lbfp next to the executable,
-#    written POST_BUILD by livebound_generator_fingerprint(): preprocessed sources, compiler,
-#    flags, libHalide and GenGen bytes), never its bytes (they embed the RUNPATH and Halide.h's
-#    __FILE__ paths). add_halide_library has no launcher hook for C++ generators, so
+# 1. The kernel cache: each variant's generator step together with its post-processing
+#    (tools/ptx_link.py and ptxas for TENSOR_CORE / MAX_REGISTERS variants) is one custom
+#    command running tools/kernel_cache.py, which looks the step up by a key of its
+#    normalised inputs in $LIVEBOUND_CACHE_DIR (default ~/.cache/livebound, outside the build
+#    tree, shared by every clone, build tree and `pip install .`) and on a hit copies the
+#    stored outputs instead of running the generator and ptx_link. The generator's identity
+#    in the key is its fingerprint (.lbfp next to the executable, written POST_BUILD by
+#    livebound_generator_fingerprint(): preprocessed sources, compiler, flags, libHalide and
+#    GenGen bytes), never its bytes (they embed the RUNPATH and Halide.h's __FILE__ paths).
+#    add_halide_library has no launcher hook for C++ generators, so
 #    livebound_cached_halide_library() below makes the command and the library target the way
 #    Halide 21's add_halide_library does (same generator arguments, same targets). At build
-#    time: LIVEBOUND_CACHE=off runs every step as before, LIVEBOUND_CACHE=verify regenerates
+#    time: LIVEBOUND_CACHE=off runs every step uncached, LIVEBOUND_CACHE=verify regenerates
 #    every hit and fails on a difference, LIVEBOUND_CACHE_MAX_SIZE bounds the cache (4G).
 #    The build ends with the line `livebound kernel cache: N hits, M misses; ... of 4.0 GiB`
-#    (target livebound_kernel_cache_summary, only with the cache on; also in
-#    build/kernel_cache/summary.txt, which scripts/setup.sh prints).
-# 2. ccache (-DLIVEBOUND_CCACHE=ON): CMAKE_<LANG>_COMPILER_LAUNCHER for every C and C++
-#    compile (generators, runtime, tests, the variants' cubins.cpp), unless a launcher is
-#    already set. Independent of the kernel cache.
+#    (target livebound_kernel_cache_summary; also in build/kernel_cache/summary.txt, which
+#    scripts/setup.sh prints). `tools/kernel_cache.py census` tabulates the variants and
+#    their generation CPU-seconds per family.
+# 2. ccache (LIVEBOUND_CCACHE, ON by default; Debian's ccache, which scripts/setup.sh
+#    installs): CMAKE_<LANG>_COMPILER_LAUNCHER for every C and C++ compile, its directory
+#    beside the kernel cache (<cache>/ccache, fixed when the build is configured), paths
+#    under the source tree hashed relative to it, so another clone at another path hits.
+# 3. Halide's HTML statements (LIVEBOUND_STMT_HTML, OFF by default: about 800 MB per build)
+#    are built on request (-DLIVEBOUND_STMT_HTML=ON); their steps then run uncached.
 
-option(LIVEBOUND_KERNEL_CACHE "Cache generated kernels by content (tools/kernel_cache.py, $LIVEBOUND_CACHE_DIR)" OFF)
-option(LIVEBOUND_CCACHE "Compile C and C++ through ccache (must be installed)" OFF)
+option(LIVEBOUND_CCACHE "Compile C and C++ through ccache (when installed)" ON)
+option(LIVEBOUND_STMT_HTML "Also emit Halide's HTML view of each variant's statement (<name>.stmt.html; uncached)" OFF)
 
 set(LIVEBOUND_KERNEL_CACHE_TOOL "${PROJECT_SOURCE_DIR}/tools/kernel_cache.py")
 set(LIVEBOUND_KERNEL_CACHE_STATS "${CMAKE_BINARY_DIR}/kernel_cache")
@@ -32,26 +34,31 @@ set(LIVEBOUND_KERNEL_CACHE_STATS "${CMAKE_BINARY_DIR}/kernel_cache")
 # livebound_cached_halide_library() mirrors Halide 21's add_halide_library (HalideGeneratorHelpers.cmake:
 # the generator's arguments, outputs, library target and runtime targets); another Halide
 # needs that checked first.
-if (LIVEBOUND_KERNEL_CACHE AND NOT Halide_VERSION_MAJOR EQUAL 21)
-    message(WARNING "livebound: the kernel cache mirrors Halide 21's add_halide_library; Halide ${Halide_VERSION} "
-                    "found: kernels are built without it (check cmake/LiveboundCache.cmake, then extend this test)")
-    set(LIVEBOUND_KERNEL_CACHE OFF)
+if (NOT Halide_VERSION_MAJOR EQUAL 21)
+    message(FATAL_ERROR "livebound: cmake/LiveboundCache.cmake mirrors Halide 21's add_halide_library; Halide "
+                        "${Halide_VERSION} found (requirements.txt pins halide==21.0.0)")
 endif ()
-if (LIVEBOUND_KERNEL_CACHE)
-    find_package(Python3 REQUIRED COMPONENTS Interpreter)  # (the same call as LiveboundKernel.cmake's)
-    message(STATUS "livebound kernel cache: on (\$LIVEBOUND_CACHE_DIR, default ~/.cache/livebound)")
-endif ()
+find_package(Python3 REQUIRED COMPONENTS Interpreter)  # (the same call as LiveboundKernel.cmake's)
 
 if (LIVEBOUND_CCACHE)
     find_program(LIVEBOUND_CCACHE_PROGRAM ccache DOC "ccache for C and C++ compiles (LIVEBOUND_CCACHE)")
     if (LIVEBOUND_CCACHE_PROGRAM)
+        if (DEFINED ENV{LIVEBOUND_CACHE_DIR} AND NOT "$ENV{LIVEBOUND_CACHE_DIR}" STREQUAL "")
+            set(_lb_ccache_dir "$ENV{LIVEBOUND_CACHE_DIR}/ccache")
+        else ()
+            set(_lb_ccache_dir "$ENV{HOME}/.cache/livebound/ccache")
+        endif ()
         foreach (lang IN ITEMS C CXX)
             if (NOT CMAKE_${lang}_COMPILER_LAUNCHER)
-                set(CMAKE_${lang}_COMPILER_LAUNCHER "${LIVEBOUND_CCACHE_PROGRAM}")
+                # NOHASHDIR: the build directory's path does not enter the hash (-g is off in
+                # Release, and paths under BASEDIR are made relative).
+                set(CMAKE_${lang}_COMPILER_LAUNCHER env "CCACHE_DIR=${_lb_ccache_dir}"
+                    "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}" CCACHE_NOHASHDIR=1 "${LIVEBOUND_CCACHE_PROGRAM}")
             endif ()
         endforeach ()
+        message(STATUS "livebound: compiling through ccache (${_lb_ccache_dir})")
     else ()
-        message(WARNING "livebound: LIVEBOUND_CCACHE is ON but no ccache was found: compiling without it")
+        message(STATUS "livebound: no ccache found: compiling without it (LIVEBOUND_CCACHE)")
     endif ()
 endif ()
 
@@ -65,12 +72,9 @@ set(_lb_cache_roots
 # livebound_generator_fingerprint(<generator target>): write <generator>.lbfp after every
 # link of the generator (POST_BUILD: in the link's own build step, so before any step that
 # runs the generator). It never fails the link: a generator it cannot fingerprint has its
-# kernels built uncached, saying why. Call it in the generator's own directory. With the
-# kernel cache off it does nothing (no POST_BUILD step, no compile_commands.json).
+# kernels built uncached, saying why. Call it in the generator's own directory: every
+# generator that livebound_cached_halide_library() runs needs it.
 function(livebound_generator_fingerprint generator)
-    if (NOT LIVEBOUND_KERNEL_CACHE)
-        return()
-    endif ()
     set_property(TARGET ${generator} PROPERTY EXPORT_COMPILE_COMMANDS ON)
     string(TOUPPER "${CMAKE_BUILD_TYPE}" config)
     add_custom_command(TARGET ${generator} POST_BUILD
@@ -117,9 +121,11 @@ function(livebound_cached_halide_library name)
     # Outputs in Halide's order (-e: c_header, object, then the extra outputs in its table's order).
     set(emit c_header object conceptual_stmt stmt)
     set(outputs ${name}.h ${name}.o ${name}.conceptual.stmt ${name}.stmt)
+    set(uncached "")
     if (ARG_STMT_HTML)
         list(APPEND emit stmt_html)
         list(APPEND outputs ${name}.stmt.html)
+        set(uncached "${CMAKE_COMMAND}" -E env LIVEBOUND_CACHE=off)  # (on request; not worth 800 MB of cache)
     endif ()
     list(APPEND outputs ${ARG_POST_OUTPUTS})
     list(JOIN emit "," emit)
@@ -141,7 +147,7 @@ function(livebound_cached_halide_library name)
     endif ()
     list(TRANSFORM outputs PREPEND "${dir}/" OUTPUT_VARIABLE output_paths)
     add_custom_command(OUTPUT ${output_paths}
-                       COMMAND Python3::Interpreter "${LIVEBOUND_KERNEL_CACHE_TOOL}" run
+                       COMMAND ${uncached} "$<TARGET_FILE:Python3::Interpreter>" "${LIVEBOUND_KERNEL_CACHE_TOOL}" run
                                --name ${name} --out-dir "${dir}"
                                --fingerprint "$<TARGET_FILE:${ARG_FROM}>.lbfp"
                                --stats-dir "${LIVEBOUND_KERNEL_CACHE_STATS}"
@@ -175,10 +181,9 @@ function(livebound_cached_halide_library name)
     set(${name}_stmt "${dir}/${name}.stmt" PARENT_SCOPE)
 endfunction()
 
-# The end-of-build line (kernel cache on only). The target is in ALL and depends on every
+# The end-of-build line. The target is in ALL and depends on every
 # other target of ALL, so it runs last. A pip build builds only pyproject.toml's
-# build.targets, which do not name it (it exists only with the cache on), so there the
-# counts stay in build/kernel_cache/events.jsonl.
+# build.targets, which do not name it, so there the counts stay in build/kernel_cache/events.jsonl.
 # Deferred to the end of the top-level CMakeLists.txt.
 function(_lb_collect_targets dir out)
     get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
@@ -211,6 +216,4 @@ function(_lb_kernel_cache_summary_target)
         add_dependencies(livebound_kernel_cache_summary ${before})
     endif ()
 endfunction()
-if (LIVEBOUND_KERNEL_CACHE)
-    cmake_language(DEFER DIRECTORY "${PROJECT_SOURCE_DIR}" CALL _lb_kernel_cache_summary_target)
-endif ()
+cmake_language(DEFER DIRECTORY "${PROJECT_SOURCE_DIR}" CALL _lb_kernel_cache_summary_target)

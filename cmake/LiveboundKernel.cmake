@@ -15,9 +15,11 @@
 # Each variant also emits its lowered statement (<name>.stmt next to the library), its
 # conceptual statement (<name>.conceptual.stmt: the loop nest before device code
 # generation, so that CUDA kernel loops and their derived bounds stay readable) for the
-# FileCheck tests and for `livebound explain`, and Halide's HTML view of the lowered
-# statement (<name>.stmt.html: the loops beside the device code and the assembly, for a
-# browser; a file about the size of the .stmt; not for TENSOR_CORE variants, see below).
+# FileCheck tests and for `livebound explain`, and with -DLIVEBOUND_STMT_HTML=ON Halide's
+# HTML view of the lowered statement (<name>.stmt.html: the loops beside the device code
+# and the assembly, for a browser; a file about the size of the .stmt; not for TENSOR_CORE
+# variants, see below). Every variant is built through the kernel cache
+# (cmake/LiveboundCache.cmake).
 # `livebound explain --where <kernel>` lists them. The list of variants lands in the global
 # property LIVEBOUND_KERNELS.
 #
@@ -297,13 +299,14 @@ function(_lb_add_kernel name generator target_kind flags options max_registers a
     if (ARG_LARGE_BUFFERS)
         list(APPEND features large_buffers)
     endif ()
-    # Halide's HTML view, except for the tensor-core variants: Halide 21's StmtToHTML stops on
-    # their device code with "Internal error at /project/src/StmtToHTML.cpp:853 Condition
-    # failed: current_id != -1" (while generating the device AssemblyInfo; measured on
-    # lb_k7_cuda_tc_bounded_bf16_d128_lse). Their .stmt holds the loops and the PTX.
-    set(html STMT_HTML ${name}_stmt_html)
-    if (ARG_TENSOR_CORE)
-        set(html "")
+    # Halide's HTML view on request (LIVEBOUND_STMT_HTML), except for the tensor-core variants:
+    # Halide 21's StmtToHTML stops on their device code with "Internal error at
+    # /project/src/StmtToHTML.cpp:853 Condition failed: current_id != -1" (while generating the
+    # device AssemblyInfo; measured on lb_k7_cuda_tc_bounded_bf16_d128_lse). Their .stmt holds
+    # the loops and the PTX.
+    set(html "")
+    if (LIVEBOUND_STMT_HTML AND NOT ARG_TENSOR_CORE)
+        set(html STMT_HTML)
     endif ()
     # The CUDA link step (see the top of this file): tensor_core, plain (MAX_REGISTERS only) or none.
     set(link "")
@@ -328,54 +331,27 @@ function(_lb_add_kernel name generator target_kind flags options max_registers a
     elseif (DEFINED ARG_MAX_SPILL_BYTES OR DEFINED ARG_THREADS_PER_BLOCK OR DEFINED ARG_EXPECT_MMA)
         message(FATAL_ERROR "livebound_add_kernel(${name}): MAX_SPILL_BYTES, THREADS_PER_BLOCK and EXPECT_MMA need TENSOR_CORE or MAX_REGISTERS")
     endif ()
-    # The kernel cache (cmake/LiveboundCache.cmake): the generator step and its link step as one
-    # cached command, when the generator executable is fingerprinted.
-    get_property(fingerprinted TARGET ${LIVEBOUND_GENERATOR_EXE} PROPERTY LIVEBOUND_FINGERPRINTED)
-    if (LIVEBOUND_KERNEL_CACHE AND fingerprinted)
-        set(post "")
-        if (link)
-            _lb_link_args(${name} "" ${link} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "${link_mma}"
-                          "${ARG_MAX_REGISTERS}")
-            set(post POST "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_args}
-                     POST_OUTPUTS ${name}.cubins.cpp ${name}.inlined.ptx
-                     POST_DEPENDS "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_depends})
-            if (LIVEBOUND_PTXAS)
-                list(APPEND post VERSION_OF "${LIVEBOUND_PTXAS}")
-            endif ()
-        endif ()
-        set(as_cached "")
-        if (NOT autoscheduler STREQUAL "")
-            set(as_cached AUTOSCHEDULER Halide::${autoscheduler})
-        endif ()
-        set(html_cached "")
-        if (html)
-            set(html_cached STMT_HTML)
-        endif ()
-        livebound_cached_halide_library(${name} FROM ${LIVEBOUND_GENERATOR_EXE}
-                                        GENERATOR ${ARG_GENERATOR}
-                                        TARGET ${target}
-                                        FEATURES ${features}
-                                        PARAMS ${ARG_PARAMS}
-                                        ${as_cached}
-                                        USE_RUNTIME livebound_halide_runtime
-                                        ${html_cached}
-                                        ${post})
-    else ()
-        add_halide_library(${name} FROM ${LIVEBOUND_GENERATOR_EXE}
-                           GENERATOR ${ARG_GENERATOR}
-                           TARGETS ${target}
-                           FEATURES ${features}
-                           PARAMS ${ARG_PARAMS}
-                           ${as}
-                           USE_RUNTIME livebound_halide_runtime
-                           STMT ${name}_stmt
-                           CONCEPTUAL_STMT ${name}_conceptual_stmt
-                           ${html})
-        if (link)
-            _livebound_link(${name} ${link} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "${link_mma}"
-                            "${ARG_MAX_REGISTERS}")
+    # One cached step (cmake/LiveboundCache.cmake): the generator run and its link step.
+    set(post "")
+    if (link)
+        _lb_link_args(${name} ${link} "${ARG_MAX_SPILL_BYTES}" "${ARG_THREADS_PER_BLOCK}" "${link_mma}"
+                      "${ARG_MAX_REGISTERS}")
+        set(post POST "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_args}
+                 POST_OUTPUTS ${name}.cubins.cpp ${name}.inlined.ptx
+                 POST_DEPENDS "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_depends})
+        if (LIVEBOUND_PTXAS)
+            list(APPEND post VERSION_OF "${LIVEBOUND_PTXAS}")
         endif ()
     endif ()
+    livebound_cached_halide_library(${name} FROM ${LIVEBOUND_GENERATOR_EXE}
+                                    GENERATOR ${ARG_GENERATOR}
+                                    TARGET ${target}
+                                    FEATURES ${features}
+                                    PARAMS ${ARG_PARAMS}
+                                    ${as}
+                                    USE_RUNTIME livebound_halide_runtime
+                                    ${html}
+                                    ${post})
     set_property(GLOBAL APPEND PROPERTY LIVEBOUND_KERNELS ${name})
     set(${name}_stmt "${${name}_stmt}" PARENT_SCOPE)
     if (link)
@@ -386,11 +362,9 @@ function(_lb_add_kernel name generator target_kind flags options max_registers a
 endfunction()
 
 # The arguments of tools/ptx_link.py for a CUDA variant's link step (see the top of this file),
-# in the caller's link_args, its extra dependencies in link_depends and its comment in
-# link_comment: `kind` is tensor_core (helpers inlined and linted) or plain (MAX_REGISTERS
-# only). `dir`: "" for file names relative to the variant's binary directory (the kernel
-# cache runs the step in a directory of its own), else that directory.
-macro(_lb_link_args name dir kind max_spill_bytes threads_per_block expect_mma max_registers)
+# in the caller's link_args and its extra dependencies in link_depends: `kind` is tensor_core (helpers inlined and linted) or plain (MAX_REGISTERS
+# only). File names are relative: the kernel cache runs the step in a directory of its own.
+macro(_lb_link_args name kind max_spill_bytes threads_per_block expect_mma max_registers)
     set(_lb_spill "${max_spill_bytes}")
     set(_lb_threads "${threads_per_block}")
     set(_lb_mma "${expect_mma}")
@@ -415,41 +389,19 @@ macro(_lb_link_args name dir kind max_spill_bytes threads_per_block expect_mma m
         endif ()
         set(_lb_mode --helpers "${LIVEBOUND_MMA_HELPERS_PTX}" --expect-mma ${_lb_mma})
         set(link_depends "${LIVEBOUND_MMA_HELPERS_PTX}" livebound_mma_helpers_ptx)
-        set(link_comment "ptx_link: tensor-core device code of ${name}")
     else ()
         if (_lb_threads STREQUAL "")
             set(_lb_threads 256)
         endif ()
         set(_lb_mode --plain)
         set(link_depends "")
-        set(link_comment "ptx_link: register cap ${_lb_cap} of ${name}")
-    endif ()
-    if ("${dir}" STREQUAL "")
-        set(_lb_prefix "")
-        set(_lb_ptx_dir .)
-    else ()
-        set(_lb_prefix "${dir}/")
-        set(_lb_ptx_dir "${dir}")
     endif ()
     set(link_args ${_lb_mode}
-                  --object "${_lb_prefix}${name}.o" --output "${_lb_prefix}${name}.cubins.cpp" --variant ${name}
-                  --ptx-dir "${_lb_ptx_dir}" --ptxas "${_lb_ptxas}"
+                  --object ${name}.o --output ${name}.cubins.cpp --variant ${name}
+                  --ptx-dir . --ptxas "${_lb_ptxas}"
                   --max-spill-bytes ${_lb_spill} --threads-per-block ${_lb_threads}
                   --max-registers ${_lb_cap})
 endmacro()
-
-# The link step of a CUDA variant built without the kernel cache: its own custom command.
-function(_livebound_link name kind max_spill_bytes threads_per_block expect_mma max_registers)
-    _lb_link_args(${name} "${CMAKE_CURRENT_BINARY_DIR}" ${kind} "${max_spill_bytes}" "${threads_per_block}"
-                  "${expect_mma}" "${max_registers}")
-    set(object "${CMAKE_CURRENT_BINARY_DIR}/${name}.o")  # add_halide_library's single-target object
-    set(source "${CMAKE_CURRENT_BINARY_DIR}/${name}.cubins.cpp")
-    add_custom_command(OUTPUT "${source}" "${CMAKE_CURRENT_BINARY_DIR}/${name}.inlined.ptx"
-                       COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_args}
-                       DEPENDS "${object}" "${PROJECT_SOURCE_DIR}/tools/ptx_link.py" ${link_depends}
-                       COMMENT "${link_comment}"
-                       VERBATIM)
-endfunction()
 
 # livebound_write_cubin_registry(<file> <variant>...): the generated source listing the
 # cubin tables of the TENSOR_CORE and MAX_REGISTERS variants among <variant>s, nullptr-terminated, as

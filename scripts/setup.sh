@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing and builds livebound. Idempotent and quiet when done:
-#   - Debian packages: compiler, Ninja, GoogleTest, Google Benchmark, LLVM's FileCheck, libpng
+#   - Debian packages: compiler, ccache, Ninja, GoogleTest, Google Benchmark, LLVM's FileCheck, libpng
 #     (for `livebound picture`'s PNG files, through Halide's image I/O)
 #   - ./.venv with the pinned wheels of requirements.txt (Halide 21, CMake)
 #   - configure (once) and build into ./build
@@ -11,7 +11,7 @@ cd "$root"
 log() { echo "[setup] $*" >&2; }
 
 # ---- packages: Debian packages ----
-packages=(g++ ninja-build googletest libgtest-dev libbenchmark-dev llvm-14-tools libpng-dev python3 python3-venv)
+packages=(g++ ccache ninja-build googletest libgtest-dev libbenchmark-dev llvm-14-tools libpng-dev python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -54,10 +54,8 @@ jobs="${LIVEBOUND_JOBS:-$(nproc)}"
 # output only when it fails (tools/progress.py). A fresh build generates 400+ kernel variants:
 # 20-30 minutes on 2 cores.
 .venv/bin/python tools/progress.py build -- .venv/bin/cmake --build build -j "$jobs"
-# With the kernel cache switched on (cmake -DLIVEBOUND_KERNEL_CACHE=ON build, issue 46; off by
-# default): its line (hits, misses, size), which progress.py keeps quiet with the rest of the
-# build's output; nothing when no generator step ran, nothing at all with the cache off.
-if grep -qx "LIVEBOUND_KERNEL_CACHE:BOOL=ON" build/CMakeCache.txt 2>/dev/null \
-    && [[ -f build/kernel_cache/summary.txt ]] && ! grep -q "no generator step ran" build/kernel_cache/summary.txt; then
+# The kernel cache's line (hits, misses, size; cmake/LiveboundCache.cmake), which progress.py
+# keeps quiet with the rest of the build's output; nothing when no generator step ran.
+if [[ -f build/kernel_cache/summary.txt ]] && ! grep -q "no generator step ran" build/kernel_cache/summary.txt; then
     while IFS= read -r line; do log "$line"; done <build/kernel_cache/summary.txt
 fi

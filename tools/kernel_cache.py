@@ -457,6 +457,13 @@ def compute_key_or_reason(a, commands, roots, cache):
         return None, None, f"key inputs unreadable: {e}"
 
 
+def children_cpu_seconds():
+    """User + system CPU seconds of this process's finished children (the generator and the
+    post-processing: what a variant costs a build, whatever the build's parallelism)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
 def run_commands(commands, cwd):
     for cmd in commands:
         argv, _ = resolve_command(cmd)
@@ -507,7 +514,7 @@ def embedded_roots(staging, files, roots):
     return sorted(found)
 
 
-def store(cache, key, components, staging, files, seconds, name):
+def store(cache, key, components, staging, files, seconds, cpu, name):
     """The staged outputs as the entry of `key`; its size in bytes, or 0 when another build
     stored the key first."""
     entry = entry_path(cache, key)
@@ -518,7 +525,7 @@ def store(cache, key, components, staging, files, seconds, name):
     stage = tempfile.mkdtemp(prefix=f"{key[:16]}.", dir=tmp_root)
     try:
         manifest = {"key": key, "name": name, "created": time.time(), "seconds": round(seconds, 3),
-                    "files": {}, "bytes": 0, "key_inputs": components}
+                    "cpu_seconds": round(cpu, 3), "files": {}, "bytes": 0, "key_inputs": components}
         for rel in files:
             dst = os.path.join(stage, "files", rel)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
@@ -608,7 +615,7 @@ def cmd_run(argv):
             if m == "verify":
                 return verify(a, commands, staging, files, out_dir, stats)
             install(staging, files, out_dir, a.keep_identical)
-            stats.event("hit", key=key, saved=manifest.get("seconds", 0))
+            stats.event("hit", key=key, saved=manifest.get("seconds", 0), cpu=manifest.get("cpu_seconds"))
             return 0
         if problem or manifest is not None:
             problem = problem or "declared outputs missing from the entry"
@@ -619,9 +626,9 @@ def cmd_run(argv):
         shutil.rmtree(staging, ignore_errors=True)
         os.makedirs(staging)
 
-        start = time.monotonic()
+        start, cpu_start = time.monotonic(), children_cpu_seconds()
         rc = run_commands(commands, staging)
-        seconds = time.monotonic() - start
+        seconds, cpu = time.monotonic() - start, children_cpu_seconds() - cpu_start
         if rc != 0:
             stats.event("fail", key=key, rc=rc)
             return rc
@@ -634,7 +641,8 @@ def cmd_run(argv):
         embeds = embedded_roots(staging, files, roots)
         if embeds:
             print(f"kernel_cache: {a.name}: not stored, its outputs embed {'; '.join(embeds)}", file=sys.stderr)
-            stats.event("miss", key=key, seconds=round(seconds, 3), stored=False, reason="embeds a path")
+            stats.event("miss", key=key, seconds=round(seconds, 3), cpu=round(cpu, 3), stored=False,
+                        reason="embeds a path")
         # The key was computed before the commands ran; a file input edited while they ran
         # (the link script, the helper PTX, ptxas, a plugin, the generator's fingerprint)
         # may have been read in its new state, and its outputs stored under the key of the
@@ -642,16 +650,18 @@ def cmd_run(argv):
         # again and must not have changed (hashes are memoised by stat: a few stats).
         elif compute_key_or_reason(a, commands, roots, cache)[0] != key:
             print(f"kernel_cache: {a.name}: not stored, an input changed while the step ran", file=sys.stderr)
-            stats.event("miss", key=key, seconds=round(seconds, 3), stored=False, reason="inputs changed")
+            stats.event("miss", key=key, seconds=round(seconds, 3), cpu=round(cpu, 3), stored=False,
+                        reason="inputs changed")
         else:
             try:
-                stored = store(cache, key, components, staging, files, seconds, a.name)
-                stats.event("miss", key=key, seconds=round(seconds, 3), stored=bool(stored))
+                stored = store(cache, key, components, staging, files, seconds, cpu, a.name)
+                stats.event("miss", key=key, seconds=round(seconds, 3), cpu=round(cpu, 3), stored=bool(stored))
                 if stored:
                     account(cache, stored, max_size(), stats)
             except OSError as e:  # a full or read-only cache never fails the build
                 print(f"kernel_cache: {a.name}: not stored ({e})", file=sys.stderr)
-                stats.event("miss", key=key, seconds=round(seconds, 3), stored=False, reason=str(e))
+                stats.event("miss", key=key, seconds=round(seconds, 3), cpu=round(cpu, 3), stored=False,
+                        reason=str(e))
         install(staging, files, out_dir, a.keep_identical)
         return 0
     finally:

@@ -197,8 +197,9 @@ std::vector<std::string> statement_files(const std::string &kernel) {
 
 // `explain --where k`: where Halide's inspectable outputs of each variant of kernel k are:
 // the lowered statement (.stmt; for CUDA variants with the device code), the conceptual
-// statement (.conceptual.stmt: the loop nest before host/device code is split) and the HTML
-// view of the lowered statement (.stmt.html: loops beside device code and assembly).
+// statement (.conceptual.stmt: the loop nest before host/device code is split) and, in a
+// build configured with -DLIVEBOUND_STMT_HTML=ON, the HTML view of the lowered statement
+// (.stmt.html: loops beside device code and assembly).
 int explain_where(const std::string &kernel) {
     const std::vector<std::string> files = statement_files(kernel);
     if (files.empty()) {
@@ -206,8 +207,9 @@ int explain_where(const std::string &kernel) {
                      kernel.c_str(), LIVEBOUND_STMT_DIR);
         return 1;
     }
-    std::printf("%s: %zu statement files in %s (.stmt, .conceptual.stmt and .stmt.html per variant; the tensor-core\n"
-                "variants have no .stmt.html: Halide 21's HTML printer fails on their device code)\n",
+    std::printf("%s: %zu statement files in %s (.stmt and .conceptual.stmt per variant; .stmt.html with\n"
+                "-DLIVEBOUND_STMT_HTML=ON, except for the tensor-core variants: Halide 21's HTML printer fails on\n"
+                "their device code)\n",
                 kernel.c_str(), files.size(), LIVEBOUND_STMT_DIR);
     for (const auto &f : files) std::printf("  %s\n", f.c_str());
     return 0;
