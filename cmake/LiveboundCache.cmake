@@ -179,6 +179,20 @@ function(livebound_cached_halide_library name)
     set_property(TARGET ${name} PROPERTY Halide_LIBRARY_RUNTIME_TARGET "${ARG_USE_RUNTIME}")
     set_property(TARGET ${name} PROPERTY Halide_LIBRARY_FUNCTION_NAME "${name}")
     set(${name}_stmt "${dir}/${name}.stmt" PARENT_SCOPE)
+    # Its row of build/kernel_cache/variants.tsv (`kernel_cache.py census`).
+    set(kind cpu)
+    if (target MATCHES "-cuda")
+        set(kind cuda)
+    endif ()
+    if (ARG_POST)
+        list(FIND ARG_POST "--helpers" helpers)
+        if (helpers GREATER -1)
+            set(kind cuda_tensor_core)
+        else ()
+            set(kind cuda_capped)
+        endif ()
+    endif ()
+    set_property(GLOBAL APPEND_STRING PROPERTY LIVEBOUND_VARIANT_ROWS "${name}\t${ARG_FROM}\t${ARG_GENERATOR}\t${kind}\n")
 endfunction()
 
 # The end-of-build line. The target is in ALL and depends on every
@@ -196,6 +210,9 @@ function(_lb_collect_targets dir out)
 endfunction()
 
 function(_lb_kernel_cache_summary_target)
+    get_property(rows GLOBAL PROPERTY LIVEBOUND_VARIANT_ROWS)
+    file(CONFIGURE OUTPUT "${LIVEBOUND_KERNEL_CACHE_STATS}/variants.tsv"
+         CONTENT "variant\tgenerator_target\tgenerator\tkind\n${rows}")
     add_custom_target(livebound_kernel_cache_summary ALL
                       COMMAND Python3::Interpreter "${LIVEBOUND_KERNEL_CACHE_TOOL}" summary
                               --stats-dir "${LIVEBOUND_KERNEL_CACHE_STATS}"

@@ -17,6 +17,10 @@ reruns neither; it copies the stored files into place.
       bytes (they embed the RUNPATH and Halide.h's __FILE__ paths, so differ per checkout).
   kernel_cache.py summary --stats-dir S [--write FILE]
       the end-of-build line: hits, misses, corrupt entries, bypasses, cache size.
+  kernel_cache.py census [--build build] [--variants]
+      every variant of a build per kernel and kind (CPU, CUDA, CUDA register-capped, CUDA
+      tensor-core), what needs it (the runtime's dispatch tables, the full-width form only,
+      or a test or tool) and its generation CPU-seconds (from its cache entry).
   kernel_cache.py clear | size
       empty the cache / print its size.
 
@@ -878,6 +882,108 @@ def cmd_summary(argv):
     return 0
 
 
+def census_rows(build):
+    """Every variant of a configured build with its facts, what needs it, and its generation
+    cost: the CPU- and wall-seconds of its generator step with post-processing as stored in
+    its cache entry (measured when the entry was made, whichever build later hit it), else
+    from this build's events; None when neither holds it."""
+    stats = os.path.join(build, "kernel_cache")
+    with open(os.path.join(stats, "variants.tsv")) as f:
+        lines = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    header, table = lines[0], lines[1:]
+    # What the runtime dispatches: the rows of the generated tables (generated/livebound/*.inc).
+    dispatched = set()
+    gen_dir = os.path.join(build, "generated", "livebound")
+    for fname in sorted(os.listdir(gen_dir)) if os.path.isdir(gen_dir) else []:
+        if fname.endswith("_variants.inc") or fname == "batch_alternates.inc":
+            with open(os.path.join(gen_dir, fname)) as f:
+                dispatched.update(re.findall(r"\blb_[A-Za-z0-9_]+", f.read()))
+    events = {}
+    for fname in ("events.last.jsonl", "events.jsonl"):
+        try:
+            with open(os.path.join(stats, fname)) as f:
+                for line in f:
+                    try:
+                        ev = json.loads(line)
+                    except ValueError:
+                        continue
+                    if ev.get("event") == "miss" and "cpu" in ev:
+                        events[ev["name"]] = (ev["cpu"], ev.get("seconds"))
+        except OSError:
+            pass
+    cache = cache_dir()
+    rows = []
+    for values in table:
+        r = dict(zip(header, values))
+        name = r["variant"]
+        m = re.match(r"lb_(k\d+)_", name)
+        r["kernel"] = m.group(1).upper() if m else "test"
+        r["family"] = r["generator_target"].replace("livebound_generator_", "")
+        twin = re.search(r"_full(_|$)", name) is not None
+        if name in dispatched:
+            r["needed_by"] = "runtime, LB_FULL_WIDTH (tests, benchmarks, demo)" if twin else "runtime"
+        else:
+            r["needed_by"] = "a test or a tool (not linked into liblivebound)"
+        r["cpu_seconds"] = r["seconds"] = None
+        try:
+            with open(os.path.join(stats, "keys", name + ".json")) as f:
+                key = json.load(f)["key"]
+            with open(os.path.join(entry_path(cache, key), "manifest.json")) as f:
+                manifest = json.load(f)
+            r["cpu_seconds"], r["seconds"] = manifest.get("cpu_seconds"), manifest.get("seconds")
+        except (OSError, ValueError, KeyError):
+            pass
+        if r["cpu_seconds"] is None and name in events:
+            r["cpu_seconds"], r["seconds"] = events[name]
+        rows.append(r)
+    return rows
+
+
+def cmd_census(argv):
+    import argparse
+    ap = argparse.ArgumentParser(prog="kernel_cache.py census",
+                                 description="The built variants per kernel and kind, with their generation "
+                                             "CPU-seconds (issue 46).")
+    ap.add_argument("--build", default="build", help="a configured and built build tree (default build)")
+    ap.add_argument("--variants", action="store_true", help="one line per variant instead of the table")
+    a = ap.parse_args(argv)
+    rows = census_rows(a.build)
+    if a.variants:
+        print("variant\tkernel\tkind\tcpu_seconds\tneeded_by")
+        for r in sorted(rows, key=lambda r: r["variant"]):
+            cpu = "" if r["cpu_seconds"] is None else f"{r['cpu_seconds']:.1f}"
+            print(f"{r['variant']}\t{r['kernel']}\t{r['kind']}\t{cpu}\t{r['needed_by']}")
+        return 0
+    groups = {}
+    for r in rows:
+        g = groups.setdefault((r["kernel"], r["family"], r["kind"]), dict(n=0, twins=0, other=0, cpu=0.0, unknown=0))
+        g["n"] += 1
+        g["twins"] += r["needed_by"].startswith("runtime, LB_FULL_WIDTH")
+        g["other"] += not r["needed_by"].startswith("runtime")
+        if r["cpu_seconds"] is None:
+            g["unknown"] += 1
+        else:
+            g["cpu"] += r["cpu_seconds"]
+    total_cpu = sum(g["cpu"] for g in groups.values()) or 1.0
+    print("| kernel | family | kind | variants | of which full-width twins | test/tool only "
+          "| generation CPU-s | share | CPU-s per variant |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (kernel, family, kind), g in sorted(groups.items(), key=lambda kv: -kv[1]["cpu"]):
+        known = g["n"] - g["unknown"]
+        per = f"{g['cpu'] / known:.1f}" if known else "-"
+        cpu = f"{g['cpu']:.0f}" + (f" ({g['unknown']} unknown)" if g["unknown"] else "")
+        print(f"| {kernel} | {family} | {kind} | {g['n']} | {g['twins']} | {g['other']} | {cpu} "
+              f"| {100 * g['cpu'] / total_cpu:.1f} % | {per} |")
+    unknown = sum(g["unknown"] for g in groups.values())
+    print(f"| all | | | {len(rows)} | {sum(g['twins'] for g in groups.values())} "
+          f"| {sum(g['other'] for g in groups.values())} | {total_cpu:.0f} ({total_cpu / 60:.1f} min) | 100 % | |")
+    if unknown:
+        print(f"\n{unknown} variants have no recorded generation time (their entries were made before "
+              f"the cache recorded CPU time, or evicted): LIVEBOUND_CACHE=off or an empty "
+              f"LIVEBOUND_CACHE_DIR rebuilds them.")
+    return 0
+
+
 def cmd_size(argv):
     cache = cache_dir()
     n = sum(1 for _ in iter_entries(cache))
@@ -897,7 +1003,7 @@ def cmd_clear(argv):
 
 def main(argv):
     commands = {"run": cmd_run, "fingerprint": cmd_fingerprint, "summary": cmd_summary,
-                "size": cmd_size, "clear": cmd_clear}
+                "census": cmd_census, "size": cmd_size, "clear": cmd_clear}
     if len(argv) < 2 or argv[1] not in commands:
         print(__doc__.split("\n\n")[0] + "\n\nusage: kernel_cache.py {" + ",".join(commands) + "} ...",
               file=sys.stderr)

@@ -122,6 +122,9 @@ def build(command):
 # greedily, up to the last run of dots; the status may carry a prefix such as "Subprocess
 # aborted").
 RESULT = re.compile(r"^\s*(\d+)/(\d+) Test\s+#(\d+): (.*) \.{3,}\s*(.*?)\s+([\d.]+) sec\s*$")
+# A result whose status text runs over several lines ("***Failed  Required regular expression
+# not found. Regex=[...", the time on a later line): its first line.
+RESULT_OPEN = re.compile(r"^\s*(\d+)/(\d+) Test\s+#(\d+): (.*?) \.{3,}\s*\*\*\*(\S.*)$")
 LABELS = ("cpu", "filecheck", "python", "cuda")
 
 
@@ -148,7 +151,7 @@ def test(json_file, command, log_path):
     current = [None]
 
     def on_line(line):
-        m = RESULT.match(line)
+        m = RESULT.match(line) or RESULT_OPEN.match(line)
         if m:
             # By number: ctest shortens a long name in its result line.
             name, status = names.get(int(m.group(3)), m.group(4)), status_of(m.group(5))

@@ -323,13 +323,79 @@ void check_slot_values(const lb_tensor &kv_indptr, const lb_tensor &kv_indices, 
     }
 }
 
+const char *dt_text(Dt d) { return d == Dt::bf16 ? "bfloat16" : "float16"; }
+const char *cache_text(Cache c) { return c == Cache::e4m3 ? "float8_e4m3fn" : "16-bit"; }
+const char *form_text(lb_variant f) { return f == LB_BOUNDED ? "bounded" : "full-width"; }
+
+// What this build has, read from the variant tables (generated from the manifest,
+// cmake/families/extend_attention.cmake), for a refusal's message: for the call's target,
+// form, dtype and cache, the head dims its SIMT variants serve (each bucket not inside a
+// larger one, with and without the LSE output where the target has both) and its tensor-core
+// variants' (Lq/Lv; "padded": any multiple of 8 up to it, Lq = Lv); when there are none
+// for those facts, the (form, dtype, cache) combinations that have variants on the target.
+template <size_t N>
+std::string built_text(const Variant *table, size_t count, const TensorCoreVariant (&tc)[N], bool on_cuda, lb_variant form,
+                       Dt dtype, Cache cache) {
+    const Target target = on_cuda ? Target::cuda : Target::cpu;
+    auto same_facts = [&](const Variant &v) {
+        return v.target == target && v.form == form && v.dtype == dtype && v.cache == cache;
+    };
+    std::string text;
+    for (bool lse : {true, false}) {
+        std::string buckets;
+        for (size_t i = 0; i < count; i++) {
+            const Variant &v = table[i];
+            if (!same_facts(v) || v.with_lse != lse) continue;
+            bool inside = false;  // served entirely by a larger bucket of the same facts
+            for (size_t j = 0; j < count && !inside; j++) {
+                const Variant &w = table[j];
+                inside = j != i && same_facts(w) && w.with_lse == lse && w.head_dim_qk >= v.head_dim_qk &&
+                         w.head_dim_v >= v.head_dim_v && v.vector % w.vector == 0 &&
+                         (w.head_dim_qk > v.head_dim_qk || w.head_dim_v > v.head_dim_v || w.vector < v.vector || j < i);
+            }
+            if (inside) continue;
+            buckets += std::string(buckets.empty() ? "" : ", ") + "up to " + std::to_string(v.head_dim_qk) + "/" +
+                       std::to_string(v.head_dim_v) + (v.vector == 1 ? " (any)" : " (multiples of " + std::to_string(v.vector) + ")");
+        }
+        if (!buckets.empty()) {
+            text += std::string(text.empty() ? "" : "; ") + (on_cuda ? (lse ? "with lse " : "without lse ") : "") + buckets;
+        }
+    }
+    std::string cores;
+    for (const auto &v : tc) {
+        if (!on_cuda || !v.pipeline.argv || v.form != form || v.dtype != dtype || v.cache != cache) continue;
+        const std::string dims = std::to_string(v.head_dim_qk) + "/" + std::to_string(v.head_dim_v) +
+                                 (v.padded ? " padded" : "");
+        if (cores.find(dims) == std::string::npos) cores += std::string(cores.empty() ? "" : ", ") + dims;
+    }
+    if (!cores.empty()) text += std::string(text.empty() ? "" : "; ") + "tensor cores " + cores;
+    const std::string where = on_cuda ? "this build's CUDA variants" : "this build's CPU variants";
+    if (!text.empty()) {
+        return where + " for " + form_text(form) + " " + dt_text(dtype) + " with a " + cache_text(cache) +
+               " cache serve Lq/Lv " + text;
+    }
+    std::string combos;
+    auto add = [&](lb_variant f, Dt d, Cache c) {
+        const std::string one = std::string(form_text(f)) + " " + dt_text(d) + " with a " + cache_text(c) + " cache";
+        if (combos.find(one) == std::string::npos) combos += std::string(combos.empty() ? "" : ", ") + one;
+    };
+    for (size_t i = 0; i < count; i++) {
+        if (table[i].target == target) add(table[i].form, table[i].dtype, table[i].cache);
+    }
+    for (const auto &v : tc) {
+        if (on_cuda && v.pipeline.argv) add(v.form, v.dtype, v.cache);
+    }
+    return where + ": " + (combos.empty() ? std::string("none") : combos);
+}
+
 // The variant of `table` for these facts whose head-dim bucket serves (Lq, Lv), the
 // smallest such bucket (least padding). None: LB_ERROR_UNSUPPORTED naming `arg` and what is
-// built, or null when `tensor_core` (a tensor-core variant serves the facts instead).
-// (`table`, `count`: a variant table may be empty, in a tree that builds only some variants.)
+// built (`built`: built_text), or null when `tensor_core` (a tensor-core variant serves the
+// facts instead). (`table`, `count`: a variant table may be empty, in a tree that builds
+// only some variants.)
 const Variant *pick_variant(const Variant *table, size_t count, const char *kernel, const char *arg, bool on_cuda, lb_variant form,
                             lb_dtype dt, lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse, const std::string &lse_text,
-                            const char *built, const TensorCoreVariant *tensor_core) {
+                            const std::string &built, const TensorCoreVariant *tensor_core) {
     const Dt want = dt_of(dt);
     const Cache cache = cache_of(cache_dt);
     const Target target = on_cuda ? Target::cuda : Target::cpu;
@@ -351,7 +417,7 @@ const Variant *pick_variant(const Variant *table, size_t count, const char *kern
                                             (on_cuda ? "CUDA" : "CPU") + " variant for dtype " + validate::dtype_name(dt) +
                                             ", KV cache " + validate::dtype_name(cache_dt) + ", Lq = " + std::to_string(Lq) +
                                             ", Lv = " + std::to_string(Lv) + lse_text + ", " +
-                                            (form == LB_BOUNDED ? "bounded" : "full-width") + " (" + built + ")");
+                                            form_text(form) + " (" + built + ")");
 }
 
 // Stand-ins for absent or empty inputs (one-element views: the kernels clamp every index
@@ -488,12 +554,8 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
     const Variant *v = pick_variant(
         kVariants, sizeof kVariants / sizeof(Variant), "K7", "q_extend", on_cuda, a.variant, dt, cache_dt, Lq, Lv, with_lse || !on_cuda,
         on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
-        on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head dims up to 32 and "
-                  "multiples of 8 up to 256, with or without lse; full-width bf16 up to 128 with lse; 16-bit "
-                  "caches also full-width bf16 up to 128 without lse and 256 without lse; MLA's 576/512 bounded on "
-                  "tensor cores: bf16 and fp16, bf16 also with an fp8 cache"
-                : "CPU builds: bf16/fp16 with a 16-bit or fp8 cache, any head dims up to 32, multiples of 8 up to "
-                  "256 (Lq, Lv independent up to 192/128) and up to 576/512",
+        built_text(kVariants, sizeof kVariants / sizeof(Variant), kTensorCoreVariants, on_cuda, a.variant, dt_of(dt),
+                   cache_of(cache_dt)),
         tcv);
     if (tcv && !lse_heads_contiguous) {
         if (!v) refuse_layout("lse_extend", Lq, Lv, "lse_extend with contiguous heads (stride 1 between heads)");
@@ -649,12 +711,8 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
                                    key_view_level(a.k_buffer, a.v_buffer, nullptr, nullptr))
                 : nullptr;
     const Variant *v = pick_variant(kUnifiedVariants, sizeof kUnifiedVariants / sizeof(Variant), "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
-                                    on_cuda ? "CUDA builds: 16-bit or fp8 caches: bounded bf16 and fp16, any head "
-                                              "dims up to 32 and multiples of 8 up to 256; full-width bf16 up to 128; "
-                                              "bounded bf16 576/512 (MLA) on tensor cores"
-                                            : "CPU builds: bf16/fp16 with a 16-bit or fp8 cache, any head dims up to "
-                                              "32, multiples of 8 up to 256 (Lq, Lv independent up to 192/128) and "
-                                              "up to 576/512",
+                                    built_text(kUnifiedVariants, sizeof kUnifiedVariants / sizeof(Variant),
+                                               kUnifiedTensorCoreVariants, on_cuda, a.variant, dt_of(dt), cache_of(cache_dt)),
                                     tcv);
     if (!on_cuda) {
         // The ranges (as K7) and the unified list: N_b = P_b + E_b, slots in range, the masks.

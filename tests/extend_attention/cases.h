@@ -244,6 +244,14 @@ inline lb_tensor index1_as(const std::vector<int32_t> &values, bool as64, std::v
     return index1(*copy64);
 }
 
+// `values` as an int64 tensor (as32 false: the problem's own storage) or an int32 tensor (a
+// copy kept in *copy32).
+inline lb_tensor index1_narrowed(const std::vector<int64_t> &values, bool as32, std::vector<int32_t> *copy32) {
+    if (!as32) return index1(values);
+    copy32->assign(values.begin(), values.end());
+    return index1(*copy32);
+}
+
 // A KV-cache tensor [slots, heads, dim] over `cache` (16-bit elements of `dt`), or with
 // `fp8` over *bytes8, filled with the e4m3 byte of each element (LB_FLOAT8_E4M3FN).
 inline lb_tensor cache3(const std::vector<uint16_t> &cache, bool fp8, lb_dtype dt, int64_t slots, int64_t heads,
@@ -292,12 +300,7 @@ inline void make_args(const ExtendProblem &p, const ExtendCase &c, lb_variant va
     if (p.has_mask()) {
         a.custom_mask = lb_tensor{const_cast<uint8_t *>(p.custom_mask.data()), LB_UINT8, 1,
                                   {int64_t(p.custom_mask.size())}, {1}};
-        if (c.mask_indptr32) {
-            out->mask_indptr32.assign(p.mask_indptr.begin(), p.mask_indptr.end());
-            a.mask_indptr = index1(out->mask_indptr32);
-        } else {
-            a.mask_indptr = index1(p.mask_indptr);
-        }
+        a.mask_indptr = index1_narrowed(p.mask_indptr, c.mask_indptr32, &out->mask_indptr32);
     }
     if (!p.window_kv_offsets.empty()) {
         a.window_kv_offsets = index1_as(p.window_kv_offsets, c.indptr64, &out->window_kv_offsets64);

@@ -268,6 +268,32 @@ TEST(ExtendErrorsDevice, CudaCallWithHostMemoryIsRefused) {
     for (uint16_t x : buf.o) ASSERT_EQ(x, kPoison16);
 }
 
+// A refusal for a head dim nothing serves says what this build serves for the call's facts,
+// read from the variant tables (built_text in runtime/src/extend_attention.cpp): the CPU
+// buckets of cmake/families/extend_attention.cmake (any dims up to 32, multiples of 8 in
+// the larger buckets), for the call's dtype, cache and form.
+TEST(ExtendErrorsDevice, UnsupportedHeadDimSaysWhatIsBuilt) {
+    for (const bool fp8 : {false, true}) {
+        const ExtendCase c = baseline_case();
+        ExtendProblem p = make_problem(c);
+        ExtendBuffers buf;
+        make_args(p, c, LB_BOUNDED, &buf);
+        for (lb_tensor *t : {&buf.args.q_extend, &buf.args.k_extend, &buf.args.v_extend, &buf.args.o_extend,
+                             &buf.args.k_buffer, &buf.args.v_buffer}) {
+            t->shape[2] = 36;
+        }
+        if (fp8) buf.args.k_buffer.dtype = buf.args.v_buffer.dtype = LB_FLOAT8_E4M3FN;
+        ASSERT_EQ(lb_extend_attention_fwd(&buf.args, cpu_device()), LB_ERROR_UNSUPPORTED) << lb_last_error();
+        const std::string message = lb_last_error();
+        const std::string facts = std::string("this build's CPU variants for bounded ") +
+                                  (buf.args.q_extend.dtype == LB_BFLOAT16 ? "bfloat16" : "float16") + " with a " +
+                                  (fp8 ? "float8_e4m3fn" : "16-bit") + " cache serve Lq/Lv ";
+        EXPECT_NE(message.find(facts + "up to 32/32 (any), up to "), std::string::npos) << message;
+        EXPECT_NE(message.find("(multiples of 8)"), std::string::npos) << message;
+        for (uint16_t x : buf.o) ASSERT_EQ(x, kPoison16);
+    }
+}
+
 TEST(ExtendErrorsDevice, NullArgs) {
     EXPECT_EQ(lb_extend_attention_fwd(nullptr, cpu_device()), LB_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(lb_last_error()).find("'args'"), std::string::npos);

@@ -234,12 +234,7 @@ inline void make_unified_args(const UnifiedProblem &p, const UnifiedCase &c, lb_
     if (!p.sinks.empty()) a.sinks = lb_tensor{const_cast<float *>(p.sinks.data()), LB_FLOAT32, 1, {p.Hq}, {1}};
     if (p.has_mask()) {
         a.custom_mask = lb_tensor{const_cast<uint8_t *>(p.custom_mask.data()), LB_UINT8, 1, {int64_t(p.custom_mask.size())}, {1}};
-        if (c.mask_indptr32) {
-            out->mask_indptr32.assign(p.mask_indptr.begin(), p.mask_indptr.end());
-            a.mask_indptr = index1(out->mask_indptr32);
-        } else {
-            a.mask_indptr = index1(p.mask_indptr);
-        }
+        a.mask_indptr = index1_narrowed(p.mask_indptr, c.mask_indptr32, &out->mask_indptr32);
     }
     a.max_len_extend = max_extend(p) + c.extra_max_len;
     a.is_causal = p.causal;

@@ -361,6 +361,32 @@ class KernelCacheTest(unittest.TestCase):
                               env=self.env, capture_output=True, text=True)
         self.assertIn("no generator step ran", done.stdout)
 
+    def test_census_counts_variants_and_their_cpu_seconds(self):
+        # Two variants made by the fake generator (one linked, one not), the table CMake writes
+        # at configure time, and the runtime's generated dispatch table naming one of them.
+        self.assert_miss(self.a, name="lb_k7_cuda_tc_bounded_v", link=True)
+        self.assert_miss(self.a, name="lb_k7_cpu_count_full_v", link=False)
+        write(os.path.join(self.a.stats, "variants.tsv"),
+              "variant\tgenerator_target\tgenerator\tkind\n"
+              "lb_k7_cuda_tc_bounded_v\tlivebound_generator_extend_attention\tfake\tcuda_tensor_core\n"
+              "lb_k7_cpu_count_full_v\tlivebound_chunk_instruments\tfake\tcpu\n")
+        write(os.path.join(self.a.build, "generated", "livebound", "k7_tc_variants.inc"),
+              "LB_K7_TC(bounded, lb_k7_cuda_tc_bounded_v)\n")
+        census = lambda *extra: subprocess.run([sys.executable, TOOL, "census", "--build", self.a.build, *extra],
+                                               env=self.env, capture_output=True, text=True)
+        done = census("--variants")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = {line.split("\t")[0]: line.split("\t") for line in done.stdout.splitlines()[1:]}
+        self.assertEqual(lines["lb_k7_cuda_tc_bounded_v"][4], "runtime")
+        self.assertTrue(lines["lb_k7_cpu_count_full_v"][4].startswith("a test or a tool"))
+        for row in lines.values():  # the CPU time of the generator and its post-processing, from the entry
+            self.assertGreater(float(row[3]), 0.0)
+        done = census()
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"\| K7 \| extend_attention \| cuda_tensor_core \| 1 \| 0 \| 0 \| ")
+        self.assertRegex(done.stdout, r"\| all \| \| \| 2 \| 0 \| 1 \| ")
+        self.assertNotIn("no recorded generation time", done.stdout)
+
 
 @unittest.skipUnless(shutil.which("c++"), "no c++ to preprocess with")
 class FingerprintTest(unittest.TestCase):
