@@ -747,8 +747,11 @@ def fingerprint_entry(e, roots, cache, compilers):
         if os.path.normpath(os.path.join(e["directory"], tok)) == source:
             continue
         flags.append(tok)
-    if compiler not in compilers:
-        compilers[compiler] = compiler_identity(compiler, cache)
+    # By the executable it resolves to: `c++` and `g++` (a ./run build and a pip build) are
+    # one compiler, and --version names the program as it was called.
+    real = os.path.realpath(shutil.which(compiler) or compiler)
+    if real not in compilers:
+        compilers[real] = compiler_identity(real, cache)
     # The preprocessed text without line markers: every header it includes, by content, with
     # __FILE__ and the like mapped to @ROOT; comment-only edits keep the fingerprint.
     with tempfile.TemporaryDirectory() as tmp:
@@ -772,7 +775,7 @@ def fingerprint_entry(e, roots, cache, compilers):
             raise RuntimeError(f"{path} changed after {os.path.basename(object_path)} was compiled")
     for name, path in roots:
         text = text.replace(path.encode(), b"@" + name.encode())
-    return {"source": replace_roots(source, roots), "compiler": compiler_identity_key(compilers[compiler]),
+    return {"source": replace_roots(source, roots), "compiler": compiler_identity_key(compilers[real]),
             "flags": [replace_roots(t, roots) for t in flags], "preprocessed": sha256_text(text)}
 
 

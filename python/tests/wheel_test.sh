@@ -9,7 +9,7 @@
 # The wheel is built in BUILD_DIR, the project's own build tree (scikit-build-core's
 # build-dir): its kernels are already compiled, so the test costs a configure, an install
 # and the zip, not a second 40-minute build. A pip user's `pip install .` does the whole
-# build in a fresh tree instead (README.md).
+# build in a fresh tree instead (docs/development.md, "pip").
 set -euo pipefail
 python="$1" source_dir="$2" build_dir="$3" work="$4"
 rm -rf "$work" && mkdir -p "$work/dist" "$work/site"

@@ -403,7 +403,8 @@ class FingerprintTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.top, ignore_errors=True)
 
-    def clone(self, name, header="int knob() { return 1; }\n", flags="-O3 -DNDEBUG", libhalide=b"halide v1"):
+    def clone(self, name, header="int knob() { return 1; }\n", flags="-O3 -DNDEBUG", libhalide=b"halide v1",
+              compiler="/usr/bin/c++"):
         root = os.path.join(self.top, name)
         build = os.path.join(root, "build")
         write(os.path.join(root, "schedules", "knob.h"), "// the knob\n" + header)
@@ -414,7 +415,7 @@ class FingerprintTest(unittest.TestCase):
         os.makedirs(objdir)
         write(os.path.join(build, "compile_commands.json"), json.dumps([{
             "directory": os.path.join(build, "generators"),
-            "command": f"/usr/bin/c++ -I{root}/schedules {flags} -o CMakeFiles/gen.dir/gen.cpp.o "
+            "command": f"{compiler} -I{root}/schedules {flags} -o CMakeFiles/gen.dir/gen.cpp.o "
                        f"-c {root}/generators/gen.cpp",
             "file": f"{root}/generators/gen.cpp",
             "output": "CMakeFiles/gen.dir/gen.cpp.o"}]))
@@ -451,6 +452,11 @@ class FingerprintTest(unittest.TestCase):
         self.assertNotEqual(self.fingerprint("d", header="int knob() { return 2; }\n"), base, "a code edit")
         self.assertNotEqual(self.fingerprint("e", flags="-O2 -DNDEBUG"), base, "a flag")
         self.assertNotEqual(self.fingerprint("f", libhalide=b"halide v2"), base, "libHalide's bytes")
+        # One compiler by two names (a ./run build's c++, a pip build's g++; seen in
+        # `pip install .`, which missed every entry before the compiler was resolved).
+        gxx = shutil.which("g++")
+        if gxx and os.path.realpath(gxx) == os.path.realpath("/usr/bin/c++"):
+            self.assertEqual(self.fingerprint("g", compiler=gxx), base, "the same compiler as g++")
 
     def test_header_edited_after_the_compile_is_not_fingerprinted(self):
         # An edit during the build, between the generator's compile and its link: the
