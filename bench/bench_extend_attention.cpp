@@ -32,7 +32,7 @@
 //                              (causal, or both in one span: keys above the diagonal open).
 //                              A masked causal call's extend loop runs to the request's end
 //                              (the mask replaces the causal rule); useful FLOPs count the keys
-//                              the mask lets in. No Triton figure.
+//                              the mask lets in. No Triton figure. K7 only.
 //
 // K8 rows, K8/<case>/{full_width,bounded}, right after the K7 rows of each case: the same
 // problem through the unified one-stage kernel (spec §3.8), on the same data. Its cache holds
@@ -276,6 +276,10 @@ std::vector<Case> cases() {
         for (const auto &[mask, label] : masks) {
             Case f{std::string("F/gemma4_d256_") + label + "/bs:2", g, -1, 0, 0, "no Triton figure", "no Triton figure"};
             f.mask = mask;
+            // K7 only: K8 has no full-width d256 variant on CUDA (its rows were refused), and its
+            // bounded d256 runs SIMT, 100x K7's time on this problem (H100, 2026-12-08,
+            // bench/results/2026-12-08-nvidia-h100-extend_attention-2f025a6-gemma4.md).
+            f.k7_only = true;
             out.push_back(f);
         }
     }

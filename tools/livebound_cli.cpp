@@ -329,12 +329,44 @@ int chart(const std::string &spec, const std::string &out) {
     return 0;
 }
 
+// `livebound list [word...]`: every variant this build made, with the facts it was generated
+// from (its generator and params, from the manifest through CMake:
+// generated/livebound/variant_list.inc), the rows whose text holds every word.
+struct VariantRow {
+    const char *name, *generator_target, *generator, *kind, *params;
+};
+const VariantRow kVariantRows[] = {
+#define LB_VARIANT_ROW(name, generator_target, generator, kind, params) {name, generator_target, generator, kind, params},
+#include "livebound/variant_list.inc"
+#undef LB_VARIANT_ROW
+    {nullptr, nullptr, nullptr, nullptr, nullptr},  // end (a build may list none)
+};
+
+int list_variants(const std::vector<std::string> &words) {
+    size_t shown = 0;
+    std::printf("variant\tgenerator\tkind\tparams\n");
+    size_t total = 0;
+    for (const VariantRow &r : kVariantRows) {
+        if (!r.name) break;
+        total++;
+        const std::string text = std::string(r.name) + " " + r.generator + " " + r.kind + " " + r.params;
+        bool all = true;
+        for (const std::string &w : words) all = all && text.find(w) != std::string::npos;
+        if (!all) continue;
+        std::printf("%s\t%s\t%s\t%s\n", r.name, r.generator, r.kind, r.params);
+        shown++;
+    }
+    std::printf("%zu of %zu variants\n", shown, total);
+    return shown ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     std::string cmd = argc > 1 ? argv[1] : "";
     bool json = false;
     for (int i = 2; i < argc; i++) json |= std::strcmp(argv[i], "--json") == 0;
     try {
         if (cmd == "demo") return demo(json);
+        if (cmd == "list") return list_variants(std::vector<std::string>(argv + 2, argv + argc));
         if (cmd == "explain") {
             std::string target = "cpu", form = "bounded", kernel = "k1";
             bool where = false;
@@ -389,6 +421,6 @@ int main(int argc, char **argv) {
     }
     std::fprintf(stderr, "usage: livebound demo [--json] | livebound explain [k1..k8] [cpu|cuda] [bounded|full] | "
                          "livebound explain --where k1..k8 | livebound picture k1..k8|all [--out PATH] | "
-                         "livebound chart SPEC [--out PATH]\n");
+                         "livebound chart SPEC [--out PATH] | livebound list [word...]\n");
     return 2;
 }
