@@ -390,12 +390,13 @@ std::string built_text(const Variant *table, size_t count, const TensorCoreVaria
 
 // The variant of `table` for these facts whose head-dim bucket serves (Lq, Lv), the
 // smallest such bucket (least padding). None: LB_ERROR_UNSUPPORTED naming `arg` and what is
-// built (`built`: built_text), or null when `tensor_core` (a tensor-core variant serves the
-// facts instead). (`table`, `count`: a variant table may be empty, in a tree that builds
-// only some variants.)
-const Variant *pick_variant(const Variant *table, size_t count, const char *kernel, const char *arg, bool on_cuda, lb_variant form,
-                            lb_dtype dt, lb_dtype cache_dt, int64_t Lq, int64_t Lv, bool lse, const std::string &lse_text,
-                            const std::string &built, const TensorCoreVariant *tensor_core) {
+// built (built_text over `table` and `tc_table`, only then: no per-call cost), or null when
+// `tensor_core` (a tensor-core variant serves the facts instead). (`table`, `count`: a
+// variant table may be empty, in a tree that builds only some variants.)
+template <size_t N>
+const Variant *pick_variant(const Variant *table, size_t count, const TensorCoreVariant (&tc_table)[N], const char *kernel,
+                            const char *arg, bool on_cuda, lb_variant form, lb_dtype dt, lb_dtype cache_dt, int64_t Lq,
+                            int64_t Lv, bool lse, const std::string &lse_text, const TensorCoreVariant *tensor_core) {
     const Dt want = dt_of(dt);
     const Cache cache = cache_of(cache_dt);
     const Target target = on_cuda ? Target::cuda : Target::cpu;
@@ -417,7 +418,8 @@ const Variant *pick_variant(const Variant *table, size_t count, const char *kern
                                             (on_cuda ? "CUDA" : "CPU") + " variant for dtype " + validate::dtype_name(dt) +
                                             ", KV cache " + validate::dtype_name(cache_dt) + ", Lq = " + std::to_string(Lq) +
                                             ", Lv = " + std::to_string(Lv) + lse_text + ", " +
-                                            form_text(form) + " (" + built + ")");
+                                            form_text(form) + " (" +
+                                            built_text(table, count, tc_table, on_cuda, form, want, cache) + ")");
 }
 
 // Stand-ins for absent or empty inputs (one-element views: the kernels clamp every index
@@ -552,10 +554,8 @@ void run_extend_attention(const lb_extend_attention_args &a, const lb_device &de
                                    key_view_level(a.k_buffer, a.v_buffer, &a.k_extend, &a.v_extend))
                 : nullptr;
     const Variant *v = pick_variant(
-        kVariants, sizeof kVariants / sizeof(Variant), "K7", "q_extend", on_cuda, a.variant, dt, cache_dt, Lq, Lv, with_lse || !on_cuda,
-        on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
-        built_text(kVariants, sizeof kVariants / sizeof(Variant), kTensorCoreVariants, on_cuda, a.variant, dt_of(dt),
-                   cache_of(cache_dt)),
+        kVariants, sizeof kVariants / sizeof(Variant), kTensorCoreVariants, "K7", "q_extend", on_cuda, a.variant, dt, cache_dt,
+        Lq, Lv, with_lse || !on_cuda, on_cuda ? (with_lse ? ", with lse_extend" : ", without lse_extend") : "",
         tcv);
     if (tcv && !lse_heads_contiguous) {
         if (!v) refuse_layout("lse_extend", Lq, Lv, "lse_extend with contiguous heads (stride 1 between heads)");
@@ -710,10 +710,8 @@ void run_extend_attention_unified(const lb_extend_attention_unified_args &a, con
         on_cuda ? find_tensor_core(kUnifiedTensorCoreVariants, a.variant, dt, cache_dt, Lq, Lv, false,
                                    key_view_level(a.k_buffer, a.v_buffer, nullptr, nullptr))
                 : nullptr;
-    const Variant *v = pick_variant(kUnifiedVariants, sizeof kUnifiedVariants / sizeof(Variant), "K8", "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "",
-                                    built_text(kUnifiedVariants, sizeof kUnifiedVariants / sizeof(Variant),
-                                               kUnifiedTensorCoreVariants, on_cuda, a.variant, dt_of(dt), cache_of(cache_dt)),
-                                    tcv);
+    const Variant *v = pick_variant(kUnifiedVariants, sizeof kUnifiedVariants / sizeof(Variant), kUnifiedTensorCoreVariants, "K8",
+                                    "q", on_cuda, a.variant, dt, cache_dt, Lq, Lv, false, "", tcv);
     if (!on_cuda) {
         // The ranges (as K7) and the unified list: N_b = P_b + E_b, slots in range, the masks.
         check_indptr_values(a.qo_indptr, "qo_indptr", B, T, "T (q rows)", a.max_len_extend);
