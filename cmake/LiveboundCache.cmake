@@ -88,7 +88,6 @@ function(livebound_generator_fingerprint generator)
                                --fact "halide=${Halide_VERSION}"
                                --fact "link_flags=${CMAKE_EXE_LINKER_FLAGS} ${CMAKE_EXE_LINKER_FLAGS_${config}}"
                        VERBATIM)
-    set_property(TARGET ${generator} PROPERTY LIVEBOUND_FINGERPRINTED ON)
 endfunction()
 
 # livebound_cached_halide_library(<name> FROM <generator> GENERATOR <g> TARGET <halide target>

@@ -362,8 +362,9 @@ function(_lb_add_kernel name generator target_kind flags options max_registers a
 endfunction()
 
 # The arguments of tools/ptx_link.py for a CUDA variant's link step (see the top of this file),
-# in the caller's link_args and its extra dependencies in link_depends: `kind` is tensor_core (helpers inlined and linted) or plain (MAX_REGISTERS
-# only). File names are relative: the kernel cache runs the step in a directory of its own.
+# in the caller's link_args and its extra dependencies in link_depends: `kind` is tensor_core
+# (helpers inlined and linted) or plain (MAX_REGISTERS only). File names are relative: the
+# kernel cache runs the step in a directory of its own.
 macro(_lb_link_args name kind max_spill_bytes threads_per_block expect_mma max_registers)
     set(_lb_spill "${max_spill_bytes}")
     set(_lb_threads "${threads_per_block}")

@@ -633,6 +633,7 @@ def cmd_run(argv):
         start, cpu_start = time.monotonic(), children_cpu_seconds()
         rc = run_commands(commands, staging)
         seconds, cpu = time.monotonic() - start, children_cpu_seconds() - cpu_start
+        timing = dict(seconds=round(seconds, 3), cpu=round(cpu, 3))  # (every miss event's)
         if rc != 0:
             stats.event("fail", key=key, rc=rc)
             return rc
@@ -645,8 +646,7 @@ def cmd_run(argv):
         embeds = embedded_roots(staging, files, roots)
         if embeds:
             print(f"kernel_cache: {a.name}: not stored, its outputs embed {'; '.join(embeds)}", file=sys.stderr)
-            stats.event("miss", key=key, seconds=round(seconds, 3), cpu=round(cpu, 3), stored=False,
-                        reason="embeds a path")
+            stats.event("miss", key=key, stored=False, reason="embeds a path", **timing)
         # The key was computed before the commands ran; a file input edited while they ran
         # (the link script, the helper PTX, ptxas, a plugin, the generator's fingerprint)
         # may have been read in its new state, and its outputs stored under the key of the
@@ -654,18 +654,16 @@ def cmd_run(argv):
         # again and must not have changed (hashes are memoised by stat: a few stats).
         elif compute_key_or_reason(a, commands, roots, cache)[0] != key:
             print(f"kernel_cache: {a.name}: not stored, an input changed while the step ran", file=sys.stderr)
-            stats.event("miss", key=key, seconds=round(seconds, 3), cpu=round(cpu, 3), stored=False,
-                        reason="inputs changed")
+            stats.event("miss", key=key, stored=False, reason="inputs changed", **timing)
         else:
             try:
                 stored = store(cache, key, components, staging, files, seconds, cpu, a.name)
-                stats.event("miss", key=key, seconds=round(seconds, 3), cpu=round(cpu, 3), stored=bool(stored))
+                stats.event("miss", key=key, stored=bool(stored), **timing)
                 if stored:
                     account(cache, stored, max_size(), stats)
             except OSError as e:  # a full or read-only cache never fails the build
                 print(f"kernel_cache: {a.name}: not stored ({e})", file=sys.stderr)
-                stats.event("miss", key=key, seconds=round(seconds, 3), cpu=round(cpu, 3), stored=False,
-                        reason=str(e))
+                stats.event("miss", key=key, stored=False, reason=str(e), **timing)
         install(staging, files, out_dir, a.keep_identical)
         return 0
     finally:
@@ -885,9 +883,15 @@ def cmd_summary(argv):
     return 0
 
 
+# What needs a variant (census): its role, and the text `--variants` prints for it.
+NEEDED_BY = {"runtime": "runtime",
+             "full_width": "runtime, LB_FULL_WIDTH (tests, benchmarks, demo)",
+             "test_or_tool": "a test or a tool (not linked into liblivebound)"}
+
+
 def census_rows(build):
-    """Every variant of a configured build with its facts, what needs it, and its generation
-    cost: the CPU- and wall-seconds of its generator step with post-processing as stored in
+    """Every variant of a configured build with its facts, its role (NEEDED_BY), and its
+    generation cost: the CPU-seconds of its generator step with post-processing as stored in
     its cache entry (measured when the entry was made, whichever build later hit it), else
     from this build's events; None when neither holds it."""
     stats = os.path.join(build, "kernel_cache")
@@ -911,7 +915,7 @@ def census_rows(build):
                     except ValueError:
                         continue
                     if ev.get("event") == "miss" and "cpu" in ev:
-                        events[ev["name"]] = (ev["cpu"], ev.get("seconds"))
+                        events[ev["name"]] = ev["cpu"]
         except OSError:
             pass
     cache = cache_dir()
@@ -922,22 +926,20 @@ def census_rows(build):
         m = re.match(r"lb_(k\d+)_", name)
         r["kernel"] = m.group(1).upper() if m else "test"
         r["family"] = r["generator_target"].replace("livebound_generator_", "")
-        twin = re.search(r"_full(_|$)", name) is not None
-        if name in dispatched:
-            r["needed_by"] = "runtime, LB_FULL_WIDTH (tests, benchmarks, demo)" if twin else "runtime"
+        if name not in dispatched:
+            r["role"] = "test_or_tool"
         else:
-            r["needed_by"] = "a test or a tool (not linked into liblivebound)"
-        r["cpu_seconds"] = r["seconds"] = None
+            r["role"] = "full_width" if re.search(r"_full(_|$)", name) else "runtime"
+        r["cpu_seconds"] = None
         try:
             with open(os.path.join(stats, "keys", name + ".json")) as f:
                 key = json.load(f)["key"]
             with open(os.path.join(entry_path(cache, key), "manifest.json")) as f:
-                manifest = json.load(f)
-            r["cpu_seconds"], r["seconds"] = manifest.get("cpu_seconds"), manifest.get("seconds")
+                r["cpu_seconds"] = json.load(f).get("cpu_seconds")
         except (OSError, ValueError, KeyError):
             pass
-        if r["cpu_seconds"] is None and name in events:
-            r["cpu_seconds"], r["seconds"] = events[name]
+        if r["cpu_seconds"] is None:
+            r["cpu_seconds"] = events.get(name)
         rows.append(r)
     return rows
 
@@ -955,19 +957,19 @@ def cmd_census(argv):
         print("variant\tkernel\tkind\tcpu_seconds\tneeded_by")
         for r in sorted(rows, key=lambda r: r["variant"]):
             cpu = "" if r["cpu_seconds"] is None else f"{r['cpu_seconds']:.1f}"
-            print(f"{r['variant']}\t{r['kernel']}\t{r['kind']}\t{cpu}\t{r['needed_by']}")
+            print(f"{r['variant']}\t{r['kernel']}\t{r['kind']}\t{cpu}\t{NEEDED_BY[r['role']]}")
         return 0
     groups = {}
     for r in rows:
         g = groups.setdefault((r["kernel"], r["family"], r["kind"]), dict(n=0, twins=0, other=0, cpu=0.0, unknown=0))
         g["n"] += 1
-        g["twins"] += r["needed_by"].startswith("runtime, LB_FULL_WIDTH")
-        g["other"] += not r["needed_by"].startswith("runtime")
+        g["twins"] += r["role"] == "full_width"
+        g["other"] += r["role"] == "test_or_tool"
         if r["cpu_seconds"] is None:
             g["unknown"] += 1
         else:
             g["cpu"] += r["cpu_seconds"]
-    total_cpu = sum(g["cpu"] for g in groups.values()) or 1.0
+    total_cpu = sum(g["cpu"] for g in groups.values())
     print("| kernel | family | kind | variants | of which full-width twins | test/tool only "
           "| generation CPU-s | share | CPU-s per variant |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -976,7 +978,7 @@ def cmd_census(argv):
         per = f"{g['cpu'] / known:.1f}" if known else "-"
         cpu = f"{g['cpu']:.0f}" + (f" ({g['unknown']} unknown)" if g["unknown"] else "")
         print(f"| {kernel} | {family} | {kind} | {g['n']} | {g['twins']} | {g['other']} | {cpu} "
-              f"| {100 * g['cpu'] / total_cpu:.1f} % | {per} |")
+              f"| {100 * g['cpu'] / (total_cpu or 1.0):.1f} % | {per} |")
     unknown = sum(g["unknown"] for g in groups.values())
     print(f"| all | | | {len(rows)} | {sum(g['twins'] for g in groups.values())} "
           f"| {sum(g['other'] for g in groups.values())} | {total_cpu:.0f} ({total_cpu / 60:.1f} min) | 100 % | |")
